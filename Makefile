@@ -1,0 +1,49 @@
+# InfraWiki: `make run` serves everything on this machine, `make test` runs the whole suite.
+# Both bootstrap the virtualenv and the embedded PostgreSQL on first use.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-api stop clean
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m infrawiki.bootstrap
+	$(VENV)/bin/honcho start -f Procfile
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: bench-parse bench-inference bench-advisor bench-search
+
+bench-parse: $(STAMP)
+	$(PY) -m papers.bench
+
+bench-inference: $(STAMP)
+	$(PY) -m inference.bench
+
+bench-advisor: $(STAMP)
+	$(PY) -m advisor.bench
+
+bench-search: $(STAMP)
+	$(PY) -m ontology.bench
+
+bench-api: $(STAMP)
+	$(PY) -m frontend.bench_api
+
+stop:
+	$(PY) -c "from pathlib import Path; from infrawiki.runtime import stop_embedded_database as s; s(Path('.infrawiki'))"
+
+clean: stop
+	rm -rf .infrawiki staticfiles

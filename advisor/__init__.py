@@ -1,0 +1,1 @@
+"""The advisor app (see DESIGN.md: layout)."""

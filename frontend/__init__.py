@@ -1,0 +1,1 @@
+"""The frontend app (see DESIGN.md: layout)."""

@@ -1,0 +1,9 @@
+"""Browser pages."""
+from django.urls import path
+
+from frontend import views
+
+app_name = "frontend"
+urlpatterns = [
+    path("", views.paper_list, name="paper-list"),
+]

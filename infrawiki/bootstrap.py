@@ -1,0 +1,25 @@
+"""One-time preparation before `make run` serves: migrate, collect static files, load the bundled corpus.
+
+Runs on every `make run`; each step is idempotent, so a second run changes nothing.
+"""
+from __future__ import annotations
+
+import os
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    call_command("load_seed")
+    port = os.environ.get("PORT", "8000")
+    print(f"InfraWiki data in {settings.DATA_DIR}; web UI at http://127.0.0.1:{port}/", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The Celery app: one queue per kind of work, so each can get its own workers and machines.
+
+Tasks are routed by module: papers crawl/parse/digest tasks, ontology extract tasks. Workers ack
+late and reject on worker loss, so a killed worker's task is redelivered; every task is idempotent.
+"""
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+
+QUEUES = ("crawl", "parse", "extract", "digest")
+
+app = Celery("infrawiki")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.update(
+    task_queues=[Queue(name) for name in QUEUES],
+    task_default_queue="parse",
+    task_routes={
+        "papers.tasks.crawl_*": {"queue": "crawl"},
+        "papers.tasks.fetch_*": {"queue": "crawl"},
+        "papers.tasks.download_*": {"queue": "crawl"},
+        "papers.tasks.parse_*": {"queue": "parse"},
+        "papers.tasks.score_*": {"queue": "parse"},
+        "ontology.tasks.*": {"queue": "extract"},
+        "papers.tasks.send_*": {"queue": "digest"},
+    },
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    task_track_started=True,
+    broker_connection_retry_on_startup=True,
+    task_serializer="json",
+    accept_content=["json"],
+    timezone="UTC",
+)
+app.autodiscover_tasks()

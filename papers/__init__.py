@@ -1,0 +1,1 @@
+"""The papers app (see DESIGN.md: layout)."""

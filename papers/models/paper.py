@@ -1,0 +1,157 @@
+"""Papers and what hangs off them: authors, page-anchored sections and tables, code repositories.
+
+Written by the crawl and parse services; read through papers.selectors. A paper row is keyed on
+its arXiv id (without version); `version` only ever moves forward.
+"""
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+
+class Author(models.Model):
+    name = models.CharField(max_length=300, unique=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Paper(models.Model):
+    class Status(models.TextChoices):
+        NEW = "new", "new"
+        DOWNLOADED = "downloaded", "PDF downloaded"
+        PARSED = "parsed", "parsed"
+        EXTRACTING = "extracting", "extracting facts"
+        WAITING = "waiting", "waiting for the LLM server"
+        EXTRACTED = "extracted", "facts extracted"
+        FAILED = "failed", "failed"
+
+    arxiv_id = models.CharField(max_length=40, unique=True, help_text="arXiv id without version, e.g. 2309.06180")
+    version = models.PositiveIntegerField(default=1)
+    title = models.TextField()
+    abstract = models.TextField(blank=True)
+    authors = models.ManyToManyField(Author, through="PaperAuthor", related_name="papers")
+    published = models.DateTimeField(null=True, blank=True)
+    updated = models.DateTimeField(null=True, blank=True)
+    primary_category = models.CharField(max_length=40, blank=True)
+    categories = ArrayField(models.CharField(max_length=40), default=list, blank=True)
+    comment = models.TextField(blank=True)
+    journal_ref = models.TextField(blank=True)
+    doi = models.CharField(max_length=200, blank=True)
+    pdf_url = models.URLField(max_length=500, blank=True)
+    code_urls = ArrayField(models.URLField(max_length=500), default=list, blank=True)
+    pdf_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    pdf_path = models.CharField(max_length=500, blank=True)
+    page_count = models.PositiveIntegerField(null=True, blank=True)
+    environment = models.JSONField(default=dict, blank=True, help_text="hardware/software the paper reports")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW, db_index=True)
+    failure_stage = models.CharField(max_length=40, blank=True)
+    failure_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-published", "arxiv_id"]
+
+    def __str__(self) -> str:
+        return f"{self.arxiv_id}v{self.version} {self.title[:60]}"
+
+
+class PaperAuthor(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
+    author = models.ForeignKey(Author, on_delete=models.CASCADE)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["paper", "author"], name="unique_paper_author")]
+
+
+class CodeRepo(models.Model):
+    """A GitHub repository, with the health signals the scorecard uses."""
+
+    full_name = models.CharField(max_length=200, unique=True, help_text="owner/name")
+    html_url = models.URLField(max_length=300, blank=True)
+    description = models.TextField(blank=True)
+    stars = models.PositiveIntegerField(null=True, blank=True)
+    forks = models.PositiveIntegerField(null=True, blank=True)
+    open_issues = models.PositiveIntegerField(null=True, blank=True)
+    pushed_at = models.DateTimeField(null=True, blank=True)
+    license_spdx = models.CharField(max_length=80, blank=True)
+    default_branch = models.CharField(max_length=100, blank=True)
+    archived = models.BooleanField(default=False)
+    has_ci = models.BooleanField(null=True, blank=True)
+    workflows = models.JSONField(default=list, blank=True)
+    production_signals = models.JSONField(default=list, blank=True, help_text="issues that report production use")
+    etags = models.JSONField(default=dict, blank=True, help_text="ETag per API path, for conditional requests")
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    failure_reason = models.TextField(blank=True)
+    papers = models.ManyToManyField(Paper, through="PaperRepo", related_name="repos")
+
+    def __str__(self) -> str:
+        return self.full_name
+
+
+class PaperRepo(models.Model):
+    class Source(models.TextChoices):
+        ABSTRACT = "abstract", "link in the abstract or comments"
+        SEED = "seed", "seed list"
+        README = "readme", "README mentions the arXiv id"
+        PDF = "pdf", "link in the PDF"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
+    repo = models.ForeignKey(CodeRepo, on_delete=models.CASCADE)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    official = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["paper", "repo"], name="unique_paper_repo")]
+
+
+class Section(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="sections")
+    order = models.PositiveIntegerField()
+    number = models.CharField(max_length=20, blank=True, help_text="e.g. 4.2")
+    title = models.TextField()
+    page_start = models.PositiveIntegerField()
+    page_end = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["paper", "order"]
+        constraints = [models.UniqueConstraint(fields=["paper", "order"], name="unique_section_order")]
+
+    def __str__(self) -> str:
+        return f"{self.number} {self.title}".strip()
+
+
+class Table(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="tables")
+    order = models.PositiveIntegerField()
+    page = models.PositiveIntegerField()
+    caption = models.TextField(blank=True)
+    n_rows = models.PositiveIntegerField()
+    n_cols = models.PositiveIntegerField()
+    cells = models.JSONField(default=list, help_text="rows of cell text")
+
+    class Meta:
+        ordering = ["paper", "order"]
+        constraints = [models.UniqueConstraint(fields=["paper", "order"], name="unique_table_order")]
+
+
+class PipelineEvent(models.Model):
+    """One recorded step outcome (success or failure) of a paper or repo, for the status pages."""
+
+    class Level(models.TextChoices):
+        INFO = "info", "info"
+        ERROR = "error", "error"
+
+    paper = models.ForeignKey(Paper, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    repo = models.ForeignKey(CodeRepo, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    stage = models.CharField(max_length=40)
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)
+    message = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]

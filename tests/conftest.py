@@ -1,0 +1,110 @@
+"""Fixtures every test folder may use: prerequisites that fail in CI, the shared corpus, a real worker.
+
+`require()` is the rule for honest tests: locally a missing service or ../shared skips the test
+with the reason; with REQUIRE_SERVICES=1 (CI) it fails the test instead, so nothing silently skips.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "") == "1"
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+RABBITMQ_URL = os.environ.get("TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672//")
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip (locally) or fail (REQUIRE_SERVICES=1) when a prerequisite is missing."""
+    if condition:
+        return
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required prerequisite missing: {reason}")
+    pytest.skip(reason)
+
+
+def port_open(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex((host, port)) == 0
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """../shared beside the checkout (or INFRAWIKI_SHARED_DIR): corpus PDFs, recorded API traffic, eval sets."""
+    path = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared"))
+    require((path / "corpus").is_dir(), f"shared data not found at {path} (set INFRAWIKI_SHARED_DIR)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(shared_dir: Path) -> Path:
+    return shared_dir / "corpus"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    require(port_open("127.0.0.1", 6379), "Redis is not running on 127.0.0.1:6379")
+    return REDIS_URL
+
+
+@pytest.fixture
+def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[dict]:
+    """A real `celery worker` process on the real Redis, using this test's database.
+
+    The key prefix is unique per test, so parallel test runs on one Redis never take each other's
+    tasks. Yields the environment the worker runs with; the test's own process publishes with the
+    same broker settings.
+    """
+    from django.db import connection
+
+    from infrawiki.celery import app
+    from infrawiki.runtime import database_url
+
+    prefix = f"test-{uuid.uuid4().hex[:8]}-"
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "CELERY_BROKER_URL": redis_url,
+        "CELERY_KEY_PREFIX": prefix,
+        "CELERY_RESULT_BACKEND": redis_url,
+        "PYTHONUNBUFFERED": "1",
+    }
+    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
+    app.conf.broker_url = redis_url
+    app.conf.broker_transport_options = {"global_keyprefix": prefix}
+    app.conf.result_backend = redis_url
+    app.pool.force_close_all()
+    log_path = ROOT / ".infrawiki" / f"worker-{prefix.strip('-')}.log"
+    log_path.parent.mkdir(exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "infrawiki", "worker", "-Q", "crawl,parse,extract,digest",
+             "--pool", "prefork", "--concurrency", "2", "--loglevel", "INFO", "--without-gossip",
+             "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 60
+    while "ready." not in log_path.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"celery worker did not start:\n{log_path.read_text()[-3000:]}")
+        time.sleep(0.3)
+    try:
+        yield {"env": env, "process": proc, "log": log_path, "prefix": prefix}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend = saved
+        app.pool.force_close_all()
