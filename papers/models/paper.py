@@ -66,6 +66,9 @@ class PaperAuthor(models.Model):
         ordering = ["position"]
         constraints = [models.UniqueConstraint(fields=["paper", "author"], name="unique_paper_author")]
 
+    def __str__(self) -> str:
+        return f"{self.author} #{self.position} on {self.paper_id}"
+
 
 class CodeRepo(models.Model):
     """A GitHub repository, with the health signals the scorecard uses."""
@@ -107,6 +110,9 @@ class PaperRepo(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["paper", "repo"], name="unique_paper_repo")]
 
+    def __str__(self) -> str:
+        return f"{self.paper_id} -> {self.repo_id} ({self.source})"
+
 
 class Section(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="sections")
@@ -138,6 +144,9 @@ class Table(models.Model):
         ordering = ["paper", "order"]
         constraints = [models.UniqueConstraint(fields=["paper", "order"], name="unique_table_order")]
 
+    def __str__(self) -> str:
+        return f"table {self.order} p.{self.page}: {self.caption[:60]}"
+
 
 class PipelineEvent(models.Model):
     """One recorded step outcome (success or failure) of a paper or repo, for the status pages."""
@@ -155,3 +164,6 @@ class PipelineEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"[{self.level}] {self.stage}: {self.message[:80]}"
