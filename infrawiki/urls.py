@@ -2,7 +2,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from infrawiki.health import health
+
 urlpatterns = [
+    path("health", health, name="health"),
     path("admin/", admin.site.urls),
     path("", include("frontend.urls")),
 ]

@@ -39,3 +39,23 @@ def test_the_database_has_pgvector_installed_by_a_migration() -> None:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         row = cursor.fetchone()
     assert row is not None and row[0].startswith("0.")
+
+
+def test_production_settings_pass_the_deployment_check() -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
+        env={**os.environ, "PRODUCTION": "1", "SECRET_KEY": "x" * 20 + "-long-random-production-secret-" + "y" * 20,
+             "ALLOWED_HOSTS": "infrawiki.example.org"},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_refuses_to_start_without_a_secret_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env={**env, "PRODUCTION": "1"},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
