@@ -157,6 +157,15 @@ LLM_TIMEOUT_S = env_float("INFRAWIKI_LLM_TIMEOUT_S", 300.0, minimum=1.0)
 # --- email ---------------------------------------------------------------------------------
 EMAIL_URL = env_url("EMAIL_URL", schemes=("smtp", "smtps", "smtp+tls", "file", "console"))
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "InfraWiki <digest@infrawiki.local>")
+
+# --- scoring and the weekly digest ----------------------------------------------------------
+SCORING_RECENT_COMMIT_DAYS = env_int("SCORING_RECENT_COMMIT_DAYS", 30, minimum=1)
+SCORING_TOO_FRESH_DAYS = env_int("SCORING_TOO_FRESH_DAYS", 90, minimum=0)  # "too fresh": under ~3 months
+DIGEST_SEND_ATTEMPTS = env_int("DIGEST_SEND_ATTEMPTS", 3, minimum=1)  # SMTP tries per subscriber per run
+DIGEST_RETRY_DELAY_S = env_float("DIGEST_RETRY_DELAY_S", 300.0, minimum=0.0)  # before a failed digest is due again
+DIGEST_MAX_FAILED_RUNS = env_int("DIGEST_MAX_FAILED_RUNS", 5, minimum=1)  # then that period is skipped
+DIGEST_LINK_MAX_AGE_DAYS = env_int("DIGEST_LINK_MAX_AGE_DAYS", 60, minimum=1)  # unsubscribe/settings links
+DIGEST_CONFIRM_MAX_AGE_DAYS = env_int("DIGEST_CONFIRM_MAX_AGE_DAYS", 7, minimum=1)
 if EMAIL_URL.startswith("smtp"):
     from urllib.parse import unquote, urlparse
 
