@@ -1,0 +1,71 @@
+"""Stores scorecards: a new Score row only when a paper's scoring inputs changed.
+
+Runs from the Celery task "papers.tasks.score_paper_task" (sent by the ontology after extraction)
+and from `manage.py score_papers`. Concurrent scorings of one paper are serialised by a row lock
+on the paper, so the "one latest score per paper" constraint never trips.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from papers.models import Paper, PipelineEvent, Score
+from papers.scoring.rules import ScoringConfig, score
+from papers.scoring.selectors import scoring_input
+
+log = logging.getLogger(__name__)
+
+
+def scoring_config() -> ScoringConfig:
+    return ScoringConfig(
+        recent_commit_days=settings.SCORING_RECENT_COMMIT_DAYS, too_fresh_days=settings.SCORING_TOO_FRESH_DAYS
+    )
+
+
+@transaction.atomic
+def score_paper(paper: Paper, now: datetime | None = None, facts: Iterable[Any] | None = None) -> tuple[Score, bool]:
+    """Score `paper` at `now`; returns (latest score, whether a new row was written)."""
+    now = now or timezone.now()
+    Paper.objects.select_for_update().filter(pk=paper.pk).first()
+    card = score(scoring_input(paper, facts), now, scoring_config())
+    latest = Score.objects.filter(paper=paper, is_latest=True).first()
+    if latest and latest.fingerprint == card.fingerprint:
+        return latest, False
+    if latest:
+        Score.objects.filter(pk=latest.pk).update(is_latest=False)
+    subs = card.subscores
+    row = Score.objects.create(
+        paper=paper, total=card.total, tier=card.tier,
+        code_availability=subs["code_availability"].value,
+        experimental_realism=subs["experimental_realism"].value,
+        parameter_transparency=subs["parameter_transparency"].value,
+        community_feedback=subs["community_feedback"].value,
+        evidence=card.evidence(), screening={q: vars(a) for q, a in card.screening.items()},
+        production_value=card.production_value, implementation_cost=card.implementation_cost,
+        quadrant=card.quadrant, value_matrix=card.value_matrix, flags=card.flags, topics=card.topics,
+        fingerprint=card.fingerprint, is_latest=True, scored_at=now,
+    )
+    PipelineEvent.objects.create(paper=paper, stage="score", message=f"scored {row.total:g}/10 ({row.get_tier_display()})")
+    return row, True
+
+
+def score_all(now: datetime | None = None) -> dict[str, int]:
+    """Rescore every paper; one paper's failure is recorded and does not stop the others."""
+    counts = {"changed": 0, "unchanged": 0, "failed": 0}
+    for paper in Paper.objects.order_by("id").iterator():
+        try:
+            _, changed = score_paper(paper, now)
+        except Exception as exc:  # recorded per paper so one bad row never blocks the rest
+            log.exception("scoring %s failed", paper.arxiv_id)
+            PipelineEvent.objects.create(paper=paper, stage="score", level=PipelineEvent.Level.ERROR,
+                                         message=f"scoring failed: {exc}")
+            counts["failed"] += 1
+            continue
+        counts["changed" if changed else "unchanged"] += 1
+    return counts

@@ -1,0 +1,73 @@
+"""Rules that read the paper's own text (abstract and sections) for signs of realistic experiments.
+
+Used by papers.scoring.rules for the "experimental realism" sub-score and two screening questions.
+Each detector returns the matches with a short quote and where it is, so every point a paper gets
+(or misses) can be checked against the PDF.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from papers.scoring.inputs import TextPart
+
+# Named public or production request traces and datasets used to drive serving experiments.
+REAL_TRACE = re.compile(
+    r"\b(ShareGPT|Alpaca|LMSYS(?:-Chat(?:-1M)?)?|BurstGPT|Azure (?:LLM )?(?:inference |function |conversation |code )?traces?|"
+    r"Mooncake traces?|Splitwise traces?|arXiv[- ]?Summ(?:arization)?|HumanEval|LongBench|WildChat|"
+    r"production traces?|real[- ]world (?:traces?|workloads?|requests|datasets?)|conversation traces?)\b",
+    re.IGNORECASE,
+)
+SYNTHETIC = re.compile(
+    r"\b(synthetic (?:workloads?|datasets?|requests?|traces?|inputs?|prompts?|data)|"
+    r"randomly generated (?:requests?|prompts?|inputs?|tokens?)|random (?:prompts?|inputs?|tokens)|"
+    r"dummy (?:inputs?|prompts?|requests?))\b",
+    re.IGNORECASE,
+)
+HARDWARE = re.compile(
+    r"\b((?:NVIDIA |AMD |Tesla )?(?:A100|H100|H200|H800|A800|A10G?|A30|A40|L40S?|L4|T4|V100|P100|GH200|B200|"
+    r"RTX ?\d{4}(?: Ti)?|A6000|MI2[15]0X?|MI300X?)|TPU ?v\d\w?|Gaudi ?\d?|Apple M[1-4](?: Max| Pro| Ultra)?|M[1-4] (?:Max|Pro|Ultra))\b"
+)
+END_TO_END = re.compile(
+    r"\b(TTFT|TPOT|TBT|time[- ]to[- ]first[- ]token|time (?:per|between) (?:output )?tokens?|end-to-end latency|"
+    r"normali[sz]ed latency|queu(?:e|ing|eing) (?:delay|time|latency)|goodput|SLO attainment|"
+    r"P(?:50|90|95|99) (?:latency|TTFT|TPOT)|tail latency|(?:prefill|decode|decoding) latency|"
+    r"request (?:rate|throughput)|requests per second)\b",
+    re.IGNORECASE,
+)
+KERNEL_ONLY = re.compile(r"\b(kernel (?:time|latency|execution time|runtime)|micro-?benchmarks?)\b", re.IGNORECASE)
+
+SNIPPET_CHARS = 90
+
+
+@dataclass(frozen=True)
+class Match:
+    term: str
+    where: str
+    quote: str
+
+    def __str__(self) -> str:
+        return f'{self.where}: "{self.quote}"'
+
+
+def find(pattern: re.Pattern[str], parts: tuple[TextPart, ...], limit: int = 3) -> list[Match]:
+    """The first match of each distinct term (case-folded), up to `limit`, with a quote around it."""
+    seen: set[str] = set()
+    found: list[Match] = []
+    for part in parts:
+        text = " ".join(part.text.split())
+        for hit in pattern.finditer(text):
+            term = hit.group(1)
+            if term.lower() in seen:
+                continue
+            seen.add(term.lower())
+            start, end = max(0, hit.start() - SNIPPET_CHARS // 2), min(len(text), hit.end() + SNIPPET_CHARS // 2)
+            found.append(Match(term, part.label, text[start:end].strip()))
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def has_body_text(parts: tuple[TextPart, ...], minimum_chars: int = 2000) -> bool:
+    """Whether enough of the paper was read to answer "no" (rather than "unknown") when nothing matched."""
+    return sum(len(part.text) for part in parts) >= minimum_chars
