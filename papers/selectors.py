@@ -1,0 +1,112 @@
+"""Reads of the papers app (services write, selectors read): for the UI, the API, the digest, the advisor.
+
+Contract (DESIGN.md / notes): `paper_list(...)`, `paper_detail(arxiv_id)` — owned by helper "papers".
+The block marked "web" at the end is owned by helper "web" (page and API reads); add other reads above it.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+
+from papers.models import Paper, PaperAuthor, Section
+from papers.models.digest import Subscription
+from papers.models.scoring import Score
+
+# ---------------------------------------------------------------------------------------------
+# web: reads for the browser pages and the REST API (helper "web"). One query per list, so list
+# pages and endpoints keep a fixed query count however many rows they show.
+# ---------------------------------------------------------------------------------------------
+
+PAPER_STATUSES = Paper.Status.choices
+_LATEST = Score.objects.filter(paper=OuterRef("pk"), is_latest=True)
+# Pipeline stages in order, with the statuses that mean a paper got at least that far.
+_REACHED = {
+    "downloaded": ("downloaded", "parsed", "extracting", "waiting", "extracted"),
+    "parsed": ("parsed", "extracting", "waiting", "extracted"),
+    "extracted": ("extracted",),
+}
+PAPER_ORDERS = {"published": "published", "score": "score_total", "title": "title", "arxiv_id": "arxiv_id"}
+_STAGE_LABELS = {"downloaded": "PDF downloaded", "parsed": "Parsed", "extracted": "Facts extracted"}
+
+
+def with_latest_score(papers: QuerySet[Paper]) -> QuerySet[Paper]:
+    """Annotate each paper with its latest score's `score_total` and `score_tier` (None if unscored)."""
+    return papers.annotate(
+        score_total=Subquery(_LATEST.values("total")[:1]),
+        score_tier=Subquery(_LATEST.values("tier")[:1]),
+    )
+
+
+def paper_rows(*, search: str | None = None, status: str | None = None, category: str | None = None,
+               min_score: float | None = None, order: str = "-published") -> QuerySet[Paper]:
+    """Papers for a list page or endpoint, filtered, with their latest score.
+
+    `order` is a key of PAPER_ORDERS, "-" first for descending; papers without a value sort last.
+    """
+    papers = with_latest_score(Paper.objects.all())
+    if search:
+        papers = papers.filter(Q(title__icontains=search) | Q(abstract__icontains=search) | Q(arxiv_id=search))
+    if status:
+        papers = papers.filter(status=status)
+    if category:
+        papers = papers.filter(categories__contains=[category])
+    if min_score is not None:
+        papers = papers.filter(score_total__gte=min_score)
+    expr = F(PAPER_ORDERS[order.lstrip("-")])
+    ordering = expr.desc(nulls_last=True) if order.startswith("-") else expr.asc(nulls_last=True)
+    return papers.order_by(ordering, "arxiv_id")
+
+
+def paper_page(arxiv_id: str) -> Paper | None:
+    """One paper with everything its page shows: authors, sections, repositories, latest score.
+
+    Sets `author_names`, `section_list`, `repo_list` and `latest_score` on the returned paper.
+    """
+    paper = (
+        Paper.objects.filter(arxiv_id=arxiv_id)
+        .prefetch_related(
+            Prefetch("paperauthor_set", queryset=PaperAuthor.objects.select_related("author"), to_attr="author_links"),
+            Prefetch("sections", queryset=Section.objects.order_by("order"), to_attr="section_list"),
+            Prefetch("repos", to_attr="repo_list"),
+            Prefetch("scores", queryset=Score.objects.filter(is_latest=True), to_attr="latest_scores"),
+        )
+        .first()
+    )
+    if paper is None:
+        return None
+    paper.author_names = [link.author.name for link in paper.author_links]
+    paper.latest_score = paper.latest_scores[0] if paper.latest_scores else None
+    return paper
+
+
+def papers_new_since(since: datetime, limit: int = 20) -> list[Paper]:
+    """Papers published (or first seen, when arXiv gave no date) since `since`, newest first."""
+    papers = with_latest_score(Paper.objects.filter(Q(published__gte=since) | Q(published__isnull=True,
+                                                                                 created_at__gte=since)))
+    return list(papers.order_by("-published", "-created_at")[:limit])
+
+
+def top_scored_papers(limit: int = 10) -> list[Paper]:
+    """The best latest scores, highest first."""
+    papers = with_latest_score(Paper.objects.filter(scores__is_latest=True))
+    return list(papers.order_by("-score_total", "arxiv_id")[:limit])
+
+
+def pipeline_status() -> dict[str, Any]:
+    """How far the papers got: per stage, how many reached it; plus failures and scored papers (2 queries)."""
+    by_status = dict(Paper.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    total = sum(by_status.values())
+    stages = [
+        {"key": key, "label": _STAGE_LABELS[key], "done": sum(by_status.get(s, 0) for s in statuses)}
+        for key, statuses in _REACHED.items()
+    ]
+    stages.append({"key": "scored", "label": "Scored", "done": Score.objects.filter(is_latest=True).count()})
+    return {"total": total, "stages": stages, "failed": by_status.get("failed", 0), "by_status": by_status}
+
+
+def subscription_for_user(user: Any) -> Subscription | None:
+    """The digest subscription of a signed-in user: the one with their email address, if any."""
+    email = (getattr(user, "email", "") or "").strip().lower()
+    return Subscription.objects.filter(email=email).first() if email else None
