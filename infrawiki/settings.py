@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "papers",
     "ontology",
     "advisor",
@@ -193,13 +194,26 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "infrawiki.api_pagination.Pagination",
     "PAGE_SIZE": 25,
+    "EXCEPTION_HANDLER": "infrawiki.api_errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["infrawiki.throttling.AnonThrottle", "infrawiki.throttling.UserThrottle"],
+    # Per client; "N/second|minute|hour|day". Counted in the default cache (per process unless CACHES is shared).
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("API_THROTTLE_ANON", "600/minute"),
+        "user": env_str("API_THROTTLE_USER", "3000/minute"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "InfraWiki API",
     "DESCRIPTION": "Facts from the LLM-infrastructure literature, paper scores and the deployment advisor.",
     "VERSION": "1.0.0",
+    # Swagger UI and Redoc assets come from the pinned drf-spectacular-sidecar package: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 LOGGING = {

@@ -1,0 +1,51 @@
+"""Who may do what, for the API and the pages alike.
+
+Anonymous users read everything public; editors (members of the "editors" group, or anyone with
+the `ontology.change_fact` permission) verify, reject and edit facts; superusers do everything.
+Owner-only objects (a digest subscription) are reachable by their owner alone.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+EDITORS_GROUP = "editors"
+
+
+def is_editor(user: Any) -> bool:
+    """True for active superusers, members of the editors group, and holders of ontology.change_fact."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    cached = getattr(user, "_infrawiki_is_editor", None)
+    if cached is None:
+        cached = user.groups.filter(name=EDITORS_GROUP).exists() or user.has_perm("ontology.change_fact")
+        user._infrawiki_is_editor = cached
+    return cached
+
+
+class IsEditor(BasePermission):
+    """Fact review actions (verify, reject, edit)."""
+
+    message = "Only editors can review facts. Ask an admin to add you to the 'editors' group."
+
+    def has_permission(self, request, view) -> bool:
+        return is_editor(request.user)
+
+
+class IsEditorOrReadOnly(IsEditor):
+    """Reads for everyone; writes for editors."""
+
+    def has_permission(self, request, view) -> bool:
+        return request.method in SAFE_METHODS or is_editor(request.user)
+
+
+class IsOwner(BasePermission):
+    """Objects that belong to one user: only that user (or a superuser) sees or changes them."""
+
+    message = "This belongs to another user."
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        return request.user.is_superuser or getattr(obj, "user_id", None) == request.user.id
