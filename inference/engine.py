@@ -1,0 +1,242 @@
+"""The engine loop: `step = schedule -> run -> postprocess`, and the `LLM` facade that drives it to completion.
+
+LLMEngine is single-threaded by design; the HTTP server runs it on one loop thread and feeds it
+requests through a queue (server.py), so concurrent requests share every forward pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence as Seq
+from dataclasses import dataclass
+from typing import Any
+
+from inference.block_manager import BlockManager
+from inference.config import Config
+from inference.guided import GuidedDecoding
+from inference.loader import LoadedModel, load_model
+from inference.model_runner import ModelRunner
+from inference.sampling_params import SamplingParams
+from inference.scheduler import Scheduler
+from inference.sequence import Sequence, SequenceStatus
+
+
+@dataclass
+class RequestMetrics:
+    ttft_s: float  # arrival -> first generated token
+    tpot_s: float  # mean time per output token after the first
+    e2e_s: float
+    num_prompt_tokens: int
+    num_output_tokens: int
+    num_cached_tokens: int
+    num_preemptions: int
+
+
+@dataclass
+class RequestOutput:
+    request_id: int
+    prompt_token_ids: list[int]
+    text: str
+    token_ids: list[int]
+    finish_reason: str | None
+    metrics: RequestMetrics | None = None
+    finished: bool = True
+
+
+@dataclass
+class StepEvent:
+    """What one step did to one sequence: its new token (None for a mid-prefill chunk) and text delta."""
+
+    seq: Sequence
+    token_id: int | None
+    text_delta: str = ""
+    finished: bool = False
+
+
+@dataclass
+class EngineStats:
+    steps: int = 0
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    peak_used_slots: int = 0  # token slots in allocated blocks at the step with most blocks in use
+    peak_filled_slots: int = 0  # tokens actually stored in those slots at that step
+
+
+class LLMEngine:
+    def __init__(self, config: Config, loaded: LoadedModel | None = None) -> None:
+        self.config = config
+        self.loaded = loaded or load_model(config.model, config.torch_dtype, config.device)
+        self.model_config = self.loaded.config
+        self.tokenizer = self.loaded.tokenizer
+        self.config.max_model_len = min(config.max_model_len, self.model_config.max_position)
+        self.guided = None
+        if self.tokenizer is not None:
+            self.guided = GuidedDecoding(self.tokenizer, self.model_config.vocab_size, self.model_config.eos_token_ids)
+        self.runner = ModelRunner(config, self.loaded.model, self.guided)
+        self.block_manager = BlockManager(self.runner.num_blocks, config.block_size, config.enable_prefix_caching)
+        self.scheduler = Scheduler(self.block_manager, config.max_num_seqs, config.max_num_batched_tokens)
+        self.stats = EngineStats()
+        self._stop_hold = 0
+
+    # -- requests ------------------------------------------------------------------------------------
+    def tokenize(self, prompt: str | list[int]) -> list[int]:
+        if isinstance(prompt, str):
+            if self.tokenizer is None:
+                raise ValueError("this model has no tokenizer; pass prompts as lists of token ids")
+            return self.tokenizer.encode(prompt, add_special_tokens=True)
+        if not all(isinstance(t, int) and 0 <= t < self.model_config.vocab_size for t in prompt):
+            raise ValueError(f"token ids must be integers in [0, {self.model_config.vocab_size})")
+        return list(prompt)
+
+    def chat_prompt(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Token ids of `messages` rendered with the model's own chat template, ready for the assistant turn."""
+        if self.tokenizer is None or not getattr(self.tokenizer, "chat_template", None):
+            raise ValueError("this model has no chat template; use /v1/completions with a plain prompt")
+        ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
+
+    def add_request(self, prompt: str | list[int], params: SamplingParams) -> Sequence:
+        token_ids = self.tokenize(prompt)
+        if len(token_ids) >= self.config.max_model_len:
+            raise ValueError(
+                f"prompt has {len(token_ids)} tokens; the limit is max_model_len={self.config.max_model_len} - 1"
+            )
+        if params.json_schema is not None and self.guided is None:
+            raise ValueError("json_schema needs a model with a tokenizer")
+        seq = Sequence(token_ids, params, self.config.block_size)
+        if self.guided is not None:
+            self.guided.attach(seq)
+        self.scheduler.add(seq)
+        return seq
+
+    def abort(self, seq_id: int) -> bool:
+        return self.scheduler.abort(seq_id) is not None
+
+    def has_unfinished(self) -> bool:
+        return self.scheduler.has_unfinished()
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def step(self) -> list[StepEvent]:
+        out = self.scheduler.schedule()
+        if not out.seqs:
+            return []
+        self._record_kv_usage()
+        tokens = self.runner.run(out)
+        self.scheduler.postprocess(out)
+        now = time.perf_counter()
+        events = []
+        self.stats.steps += 1
+        for seq, n, token in zip(out.seqs, out.num_tokens, tokens, strict=True):
+            if seq.num_computed_tokens - n < seq.num_prompt_tokens:
+                self.stats.prompt_tokens += min(n, seq.num_prompt_tokens - (seq.num_computed_tokens - n))
+            if token is None:
+                events.append(StepEvent(seq, None))
+                continue
+            events.append(self._append_token(seq, token, now))
+        self.scheduler.remove_finished()
+        return events
+
+    def _append_token(self, seq: Sequence, token: int, now: float) -> StepEvent:
+        seq.token_ids.append(token)
+        self.stats.generated_tokens += 1
+        if seq.first_token_time is None:
+            seq.first_token_time = now
+        p = seq.params
+        reason = None
+        grammar_done = self.guided.accept(seq, token) if self.guided is not None else False
+        is_stop_token = token in p.stop_token_ids or (not p.ignore_eos and token in self.model_config.eos_token_ids)
+        if is_stop_token or grammar_done:
+            reason = "stop"
+        elif seq.num_completion_tokens >= p.max_tokens or seq.num_tokens >= self.config.max_model_len:
+            reason = "length"
+        old_text = seq.text
+        ids = seq.completion_token_ids
+        if is_stop_token:
+            ids = ids[:-1]
+        text = self._decode(ids)
+        if p.stop:
+            cut = min((i for i in (text.find(s, max(0, len(old_text) - len(s))) for s in p.stop) if i >= 0), default=-1)
+            if cut >= 0:
+                text, reason = text[:cut], "stop"
+        seq.text = text
+        if reason is not None:
+            seq.finish_time = now
+            self.scheduler.finish(seq, reason)
+        return StepEvent(seq, token, self._visible_delta(seq, old_text), reason is not None)
+
+    def _decode(self, ids: list[int]) -> str:
+        if self.tokenizer is None:
+            return ""
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _visible_delta(self, seq: Sequence, old_text: str) -> str:
+        """New text safe to stream: hold back a trailing partial UTF-8 char and a possible stop-string prefix."""
+        text = seq.text
+        if not seq.is_finished:
+            if text.endswith("\ufffd"):
+                return ""
+            hold = max((len(s) - 1 for s in seq.params.stop), default=0)
+            text = text[: len(text) - hold] if hold else text
+        shown = getattr(seq, "shown_chars", 0)
+        delta = text[shown:] if len(text) > shown else ""
+        seq.shown_chars = shown + len(delta)
+        return delta
+
+    def _record_kv_usage(self) -> None:
+        used_blocks = self.block_manager.num_used_blocks
+        slots = used_blocks * self.config.block_size
+        if slots > self.stats.peak_used_slots:
+            # after this step each running sequence holds K/V for its computed tokens plus this step's
+            filled = sum(min(s.num_tokens, len(s.block_table) * self.config.block_size) for s in self.scheduler.running)
+            self.stats.peak_used_slots, self.stats.peak_filled_slots = slots, filled
+
+    def output(self, seq: Sequence) -> RequestOutput:
+        metrics = None
+        if seq.first_token_time is not None:
+            end = seq.finish_time or time.perf_counter()
+            n = seq.num_completion_tokens
+            metrics = RequestMetrics(
+                ttft_s=seq.first_token_time - seq.arrival_time,
+                tpot_s=(end - seq.first_token_time) / (n - 1) if n > 1 else 0.0,
+                e2e_s=end - seq.arrival_time,
+                num_prompt_tokens=seq.num_prompt_tokens,
+                num_output_tokens=n,
+                num_cached_tokens=seq.num_cached_tokens,
+                num_preemptions=seq.num_preemptions,
+            )
+        ids = seq.completion_token_ids
+        return RequestOutput(seq.seq_id, seq.token_ids[: seq.num_prompt_tokens], seq.text, ids,
+                             seq.finish_reason, metrics, seq.status is SequenceStatus.FINISHED)
+
+
+class LLM:
+    """Offline batch generation: `LLM(model).generate(prompts, SamplingParams(...))`."""
+
+    def __init__(self, model: str | None = None, device: str = "cpu", block_size: int = 16,
+                 max_num_seqs: int = 64, max_num_batched_tokens: int = 512, enable_prefix_caching: bool = True,
+                 **kwargs: Any) -> None:
+        self.config = Config(model=model, device=device, block_size=block_size, max_num_seqs=max_num_seqs,
+                             max_num_batched_tokens=max_num_batched_tokens,
+                             enable_prefix_caching=enable_prefix_caching, **kwargs)
+        self.engine = LLMEngine(self.config)
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.engine.tokenizer
+
+    def generate(self, prompts: str | list[int] | Seq[str | list[int]],
+                 params: SamplingParams | Seq[SamplingParams] | None = None) -> list[RequestOutput]:
+        """Run all prompts to completion together; outputs come back in prompt order."""
+        if isinstance(prompts, str) or (prompts and isinstance(prompts[0], int)):
+            prompts = [prompts]  # type: ignore[list-item]
+        params = params or SamplingParams()
+        param_list = list(params) if isinstance(params, Seq) else [params] * len(prompts)
+        if len(param_list) != len(prompts):
+            raise ValueError("pass one SamplingParams, or one per prompt")
+        seqs = [self.engine.add_request(p, sp) for p, sp in zip(prompts, param_list, strict=True)]
+        while self.engine.has_unfinished():
+            self.engine.step()
+        return [self.engine.output(s) for s in seqs]
+
+    def chat(self, messages: list[dict[str, Any]], params: SamplingParams | None = None) -> RequestOutput:
+        return self.generate([self.engine.chat_prompt(messages)], params)[0]

@@ -1,0 +1,1 @@
+"""Building blocks of the decoder: norm, rotary embedding, paged attention, sampler."""

@@ -1,0 +1,83 @@
+"""Paged attention: writes this step's K/V into cache slots, then reads every key through block tables.
+
+This is the clear torch reference path, used on CPU and (unchanged) on CUDA. The KV cache of one
+layer is [num_blocks, block_size, num_kv_heads, head_dim]; a sequence's keys are the rows of the
+blocks its block table names, in order. Decode tokens (one query each) are batched into one SDPA
+call over their gathered, padded contexts; prefill chunks (many queries) are done one sequence at a
+time with a causal mask offset by the tokens already in the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class PrefillChunk:
+    start: int  # first row of this chunk in the flat batch
+    length: int  # query tokens in the chunk
+    context_len: int  # cached + new tokens this chunk attends to
+    block_table: torch.Tensor  # [num_blocks] long
+
+
+@dataclass
+class AttentionMetadata:
+    """Built once per step by the model runner; the same for every layer."""
+
+    slot_mapping: torch.Tensor  # [T] cache slot (block_id * block_size + offset) of each new token
+    prefills: list[PrefillChunk]
+    decode_rows: torch.Tensor | None = None  # [B] rows of the decode tokens in the flat batch
+    decode_block_tables: torch.Tensor | None = None  # [B, max_blocks], padded with block 0
+    decode_mask: torch.Tensor | None = None  # [B, 1, 1, max_blocks * block_size] True where a key is valid
+
+
+def causal_mask(length: int, context_len: int, device: torch.device) -> torch.Tensor:
+    """Query i (at absolute position context_len - length + i) may see keys 0..its own position."""
+    q_pos = torch.arange(context_len - length, context_len, device=device).unsqueeze(1)
+    k_pos = torch.arange(context_len, device=device).unsqueeze(0)
+    return k_pos <= q_pos
+
+
+class PagedAttention(torch.nn.Module):
+    def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int) -> None:
+        super().__init__()
+        self.num_heads, self.num_kv_heads, self.head_dim = num_heads, num_kv_heads, head_dim
+        self.scale = head_dim**-0.5
+        self.k_cache: torch.Tensor | None = None  # bound by the model runner
+        self.v_cache: torch.Tensor | None = None
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, meta: AttentionMetadata) -> torch.Tensor:
+        """q: [T, H, D]; k, v: [T, Hkv, D]; returns [T, H, D]."""
+        assert self.k_cache is not None and self.v_cache is not None, "KV cache not bound"
+        nb, bs = self.k_cache.shape[:2]
+        flat_k = self.k_cache.view(nb * bs, self.num_kv_heads, self.head_dim)
+        flat_v = self.v_cache.view(nb * bs, self.num_kv_heads, self.head_dim)
+        flat_k.index_copy_(0, meta.slot_mapping, k)
+        flat_v.index_copy_(0, meta.slot_mapping, v)
+        out = torch.empty_like(q)
+        for chunk in meta.prefills:
+            rows = slice(chunk.start, chunk.start + chunk.length)
+            if chunk.context_len == chunk.length:  # nothing cached before: use this step's K/V directly
+                keys, values = k[rows], v[rows]
+            else:
+                keys = self.k_cache[chunk.block_table].flatten(0, 1)[: chunk.context_len]
+                values = self.v_cache[chunk.block_table].flatten(0, 1)[: chunk.context_len]
+            mask = causal_mask(chunk.length, chunk.context_len, q.device)
+            out[rows] = self._sdpa(q[rows].unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0), mask)[0]
+        if meta.decode_rows is not None:
+            b = meta.decode_rows.numel()
+            keys = self.k_cache[meta.decode_block_tables].view(b, -1, self.num_kv_heads, self.head_dim)
+            values = self.v_cache[meta.decode_block_tables].view(b, -1, self.num_kv_heads, self.head_dim)
+            qd = q.index_select(0, meta.decode_rows).unsqueeze(1)
+            out[meta.decode_rows] = self._sdpa(qd, keys, values, meta.decode_mask).squeeze(1)
+        return out
+
+    def _sdpa(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """[B, L, H, D] layouts in and out; grouped-query heads are shared, not copied."""
+        o = F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), attn_mask=mask, scale=self.scale, enable_gqa=True
+        )
+        return o.transpose(1, 2)

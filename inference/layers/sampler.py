@@ -1,0 +1,34 @@
+"""Turns the logits of the sampling positions into next tokens: greedy, temperature, top-k, top-p, seeds."""
+
+from __future__ import annotations
+
+import torch
+
+from inference.sampling_params import SamplingParams
+
+
+def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[torch.Generator | None],
+           default_generator: torch.Generator) -> list[int]:
+    """logits: [S, V] float32 (already masked by any grammar). One token id per row.
+
+    Greedy rows share one argmax; sampled rows draw with their own seeded generator when the request
+    has a seed, so its output does not depend on what else was batched with it.
+    """
+    tokens = logits.argmax(dim=-1).tolist()
+    for i, p in enumerate(params):
+        if p.greedy:
+            continue
+        row = logits[i] / p.temperature
+        if 0 < p.top_k < row.numel():
+            kth = torch.topk(row, p.top_k).values[-1]
+            row = row.masked_fill(row < kth, float("-inf"))
+        probs = torch.softmax(row, dim=-1)
+        if p.top_p < 1.0:
+            sorted_probs, order = probs.sort(descending=True)
+            cumulative = sorted_probs.cumsum(0)
+            drop = cumulative - sorted_probs > p.top_p  # keep the smallest set whose mass reaches top_p
+            sorted_probs[drop] = 0.0
+            probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+        gen = generators[i] or default_generator
+        tokens[i] = int(torch.multinomial(probs, 1, generator=gen))
+    return tokens

@@ -1,0 +1,107 @@
+"""Model loading: path -> (DecoderForCausalLM on the target device and dtype, ModelConfig, tokenizer).
+
+Runs once per engine. Accepts a .gguf file, a Hugging Face safetensors folder, or None/"default" for
+the packaged default GGUF (loader/default_model.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from inference.layers.rotary import RotaryEmbedding
+from inference.loader import gguf_loader, hf_loader
+from inference.loader.default_model import DEFAULT_MODEL_NAME, default_model_path
+from inference.loader.tokenizer import load_folder_tokenizer, load_gguf_tokenizer
+from inference.models import DecoderForCausalLM, ModelConfig
+
+
+@dataclass
+class LoadedModel:
+    model: DecoderForCausalLM
+    config: ModelConfig
+    tokenizer: Any
+    name: str
+
+
+def resolve_model_path(model: str | Path | None) -> Path:
+    if model is None or str(model) == "default":
+        return default_model_path()
+    path = Path(model).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"model {str(model)!r} not found: pass a .gguf file, a Hugging Face folder, or 'default'")
+    return path
+
+
+def load_weights(model: DecoderForCausalLM, tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
+    """Copy HF-named tensors into the fused modules (q/k/v -> qkv_proj, gate/up -> gate_up_proj)."""
+    cfg = model.cfg
+    params = dict(model.named_parameters(remove_duplicate=False))
+    fused = {"q_proj": ("qkv_proj", 0), "k_proj": ("qkv_proj", cfg.q_size), "v_proj": ("qkv_proj", cfg.q_size + cfg.kv_size),
+             "gate_proj": ("gate_up_proj", 0), "up_proj": ("gate_up_proj", cfg.intermediate_size)}
+    seen: set[str] = set()
+    for name, tensor in tensors:
+        if cfg.tie_word_embeddings and name == "lm_head.weight":
+            continue
+        parts = name.split(".")
+        target, offset = name, None
+        if len(parts) >= 2 and parts[-2] in fused:
+            module, offset = fused[parts[-2]]
+            target = ".".join(parts[:-2] + [module, parts[-1]])
+        if target not in params:
+            raise ValueError(f"weight {name} has no place in a {cfg.architecture} model")
+        param = params[target]
+        with torch.no_grad():
+            if offset is None:
+                if param.shape != tensor.shape:
+                    raise ValueError(f"weight {name} has shape {tuple(tensor.shape)}, expected {tuple(param.shape)}")
+                param.copy_(tensor)
+            else:
+                param[offset : offset + tensor.shape[0]].copy_(tensor)
+        seen.add(name)
+    missing = {n for n, _ in model.named_parameters()} - _covered(seen, fused)
+    if missing:
+        raise ValueError(f"the checkpoint lacks weights for: {', '.join(sorted(missing)[:5])}")
+
+
+def _covered(seen: set[str], fused: dict[str, tuple[str, int]]) -> set[str]:
+    out = set()
+    for name in seen:
+        parts = name.split(".")
+        if len(parts) >= 2 and parts[-2] in fused:
+            out.add(".".join(parts[:-2] + [fused[parts[-2]][0], parts[-1]]))
+        else:
+            out.add(name)
+    return out
+
+
+def load_model(model: str | Path | None, dtype: torch.dtype, device: str) -> LoadedModel:
+    path = resolve_model_path(model)
+    if path.is_file():
+        reader = gguf_loader.open_gguf(path)
+        cfg = gguf_loader.read_config(reader)
+        tensors = gguf_loader.iter_tensors(reader, cfg)
+        tokenizer = load_gguf_tokenizer(path)
+        name = DEFAULT_MODEL_NAME if model in (None, "default") else path.stem
+    else:
+        cfg = hf_loader.read_config(path)
+        tensors = hf_loader.iter_tensors(path)
+        tokenizer = load_folder_tokenizer(path)
+        name = path.name
+    with torch.device("meta"):
+        net = DecoderForCausalLM(cfg)
+    net = net.to_empty(device="cpu")
+    load_weights(net, tensors)
+    return LoadedModel(finalize(net, dtype, device), cfg, tokenizer, name)
+
+
+def finalize(net: DecoderForCausalLM, dtype: torch.dtype, device: str) -> DecoderForCausalLM:
+    """Cast weights to the compute dtype and move them; RoPE tables are rebuilt in float32 on the device."""
+    cfg = net.cfg
+    net = net.to(device=device, dtype=dtype)
+    net.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_position, cfg.rope_theta).to(device)
+    return net.eval()

@@ -1,0 +1,55 @@
+"""Entry point: `python -m inference.serve --model PATH --port 8000` starts the OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from inference.config import Config
+from inference.engine import LLMEngine
+from inference.server import InferenceServer
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m inference.serve", description=__doc__)
+    p.add_argument("--model", default=None, help="GGUF file or HF folder; default: the packaged Qwen2.5-Coder-0.5B GGUF")
+    p.add_argument("--served-model-name", default=None, help="name reported by /v1/models (default: from the model)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--block-size", type=int, default=16)
+    p.add_argument("--max-num-seqs", type=int, default=32)
+    p.add_argument("--max-num-batched-tokens", type=int, default=512)
+    p.add_argument("--max-model-len", type=int, default=8192)
+    p.add_argument("--kv-cache-memory-gib", type=float, default=1.0)
+    p.add_argument("--no-prefix-caching", action="store_true")
+    p.add_argument("--verbose", action="store_true", help="log every HTTP request")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = Config(model=args.model, device=args.device, dtype=args.dtype, block_size=args.block_size,
+                        max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
+                        max_model_len=args.max_model_len, kv_cache_memory_gib=args.kv_cache_memory_gib,
+                        enable_prefix_caching=not args.no_prefix_caching)
+        engine = LLMEngine(config)
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    server = InferenceServer((args.host, args.port), engine, args.served_model_name or engine.loaded.name, args.verbose)
+    print(f"inference server: model {server.model_name} on {args.device}, "
+          f"listening on http://{args.host}:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
