@@ -1,0 +1,64 @@
+"""The parse result: plain dataclasses, no Django, so workers, benchmarks and the ontology can share it.
+
+Built once per PDF by `papers.pdf.parse_pdf`; stored by `papers.services.ingest_pdf`.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class PdfError(Exception):
+    """A PDF that cannot be parsed; `reason` says what a person can do about it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class ParsedSection:
+    title: str
+    number: str
+    level: int
+    page_start: int
+    page_end: int
+    text: str
+
+
+@dataclass
+class ParsedTable:
+    page: int
+    caption: str
+    n_rows: int
+    n_cols: int
+    cells: list[list[str]]
+
+
+@dataclass
+class Caption:
+    kind: str  # "figure" or "table"
+    label: str  # "Figure 3", "Table 1"
+    page: int
+    text: str
+
+
+@dataclass
+class ParsedPdf:
+    """Everything one PDF yields. Pages are 1-based everywhere."""
+
+    title: str
+    abstract: str
+    sections: list[ParsedSection]
+    tables: list[ParsedTable]
+    captions: list[Caption]
+    environment: dict[str, Any]
+    page_texts: list[str]
+    page_count: int
+    arxiv_id: str | None = None
+    arxiv_version: int | None = None
+    outline_used: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,64 @@
+"""Tables and captions. Table detection is the slow part of parsing, so it only runs on pages
+whose text has a "Table N" caption; each detected table takes the nearest caption on its page.
+"""
+from __future__ import annotations
+
+import re
+
+import pymupdf
+
+from papers.pdf.lines import Line
+from papers.pdf.model import Caption, ParsedTable
+
+_CAPTION = re.compile(r"^(Figure|Fig\.|Table|TABLE|FIGURE)\s*([A-Z]?\d{1,2})\s*[:.|]")
+_MAX_CAPTION_LINES = 6
+
+
+def find_captions(lines: list[Line]) -> tuple[list[Caption], list[Line]]:
+    """Figure and table captions (with the rest of their block), and the first line of each."""
+    captions: list[Caption] = []
+    starts: list[Line] = []
+    for i, line in enumerate(lines):
+        match = _CAPTION.match(line.text)
+        if not match:
+            continue
+        kind = "table" if match.group(1).lower() == "table" else "figure"
+        label = f"{'Table' if kind == 'table' else 'Figure'} {match.group(2)}"
+        parts = [line.text]
+        for nxt in lines[i + 1: i + _MAX_CAPTION_LINES]:
+            if nxt.block != line.block or nxt.page != line.page or _CAPTION.match(nxt.text):
+                break
+            parts.append(nxt.text)
+        captions.append(Caption(kind, label, line.page, " ".join(parts)))
+        starts.append(line)
+    return captions, starts
+
+
+def _clean(cell: str | None) -> str:
+    return " ".join((cell or "").split())
+
+
+def extract_tables(doc: pymupdf.Document, captions: list[Caption], starts: list[Line]) -> list[ParsedTable]:
+    """Detect ruled tables on captioned pages; tables smaller than 2x2 are layout, not data."""
+    by_page: dict[int, list[tuple[Caption, Line]]] = {}
+    for caption, start in zip(captions, starts, strict=True):
+        if caption.kind == "table":
+            by_page.setdefault(caption.page, []).append((caption, start))
+    tables: list[ParsedTable] = []
+    for page_no, page_captions in sorted(by_page.items()):
+        found = doc[page_no - 1].find_tables()
+        free = list(page_captions)
+        for table in found.tables:
+            rows = [[_clean(cell) for cell in row] for row in table.extract()]
+            rows = [row for row in rows if any(row)]
+            n_cols = max((len(row) for row in rows), default=0)
+            if len(rows) < 2 or n_cols < 2:
+                continue
+            caption = ""
+            if free:
+                x0, y0, x1, y1 = table.bbox
+                nearest = min(free, key=lambda pair: min(abs(pair[1].y0 - y1), abs(pair[1].y1 - y0)))
+                caption = nearest[0].text
+                free.remove(nearest)
+            tables.append(ParsedTable(page_no, caption, len(rows), n_cols, rows))
+    return tables
