@@ -91,12 +91,18 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Production serves hashed, compressed files collected at release time (cacheable forever);
+# elsewhere WhiteNoise serves straight from the apps' static folders, so no collectstatic is needed.
+_STATIC_BACKEND = (
+    "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    if env_bool("PRODUCTION", False)
+    else "django.contrib.staticfiles.storage.StaticFilesStorage"
+)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": _STATIC_BACKEND},
 }
-if DEBUG:
-    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+WHITENOISE_USE_FINDERS = not env_bool("PRODUCTION", False)
 MEDIA_ROOT = DATA_DIR / "media"
 LOGIN_URL = "/admin/login/"
 
