@@ -98,6 +98,11 @@ def parameter_values(name: str) -> list[dict[str, Any]]:
     ]
 
 
+def entity_rows() -> QuerySet[Entity]:
+    """All entities by name."""
+    return Entity.objects.order_by("name", "key")
+
+
 def entity_page(key: str) -> Entity | None:
     """An entity with `page_facts`: its non-rejected facts across papers."""
     entity = Entity.objects.filter(key=key).first()

@@ -1,0 +1,98 @@
+"""Headline numbers: "2-4× higher throughput", "reduces TTFT by up to 88%", "54.7% MFU".
+
+Runs after the rules on every sentence. A multiplier or percentage is named by the nearest metric
+words around it (throughput, request rate, goodput, prefill, TTFT, tail latency, cost, MFU...);
+a bare "speedup" takes the paper's topic (decoding papers report decoding speedups).
+"""
+from __future__ import annotations
+
+import re
+
+from ontology.extraction.text import Sentence
+from ontology.vocabulary import spec_for
+
+NUM = r"\d+(?:\.\d+)?"
+SEP = r"\s?(?:-|–|—|∼|~|to)\s?"
+MULTIPLIER = re.compile(
+    rf"(?<![\d.\w])(?P<v>{NUM}\s?×{SEP}{NUM}\s?×|{NUM}{SEP}{NUM}\s?×|{NUM}\s?×|{NUM}x\b|{NUM}\s+times\b)"
+)
+PERCENT = re.compile(rf"(?<![\d.])(?P<v>{NUM}\s?%{SEP}{NUM}\s?%|{NUM}\s?%)")
+
+# (pattern, parameter for ×, parameter for %); the nearest match to the number wins.
+METRICS: list[tuple[str, str | None, str | None]] = [
+    (r"pre-?fill(?:ing)? throughput", "prefill_throughput_speedup", None),
+    (r"request rates?|more requests|requests? per second|serving capacity|request capacity",
+     "request_rate_speedup", "request_capacity_increase_pct"),
+    (r"goodput|tighter slo", "goodput_improvement", None),
+    (r"throughput", "throughput_speedup", "throughput_increase_pct"),
+    (r"inference speed|faster inference|inference latency", "inference_speedup", None),
+    (r"(?:tail|p9\d|p99|p95) latenc", "tail_latency_reduction", None),
+    (r"time to (?:the )?first token|ttft", "ttft_reduction", "ttft_reduction_pct"),
+    (r"\bcost", None, "cost_reduction_pct"),
+    (r"\bmfu\b|model flops utili[sz]ation", None, "mfu_pct"),
+    (r"memory sav|saves? memory|memory reduction", None, "memory_saving_pct"),
+    (r"fragmentation", None, "fragmentation_pct"),
+    (r"sparsity", None, "activation_sparsity"),
+    (r"slo attainment", None, "slo_attainment_pct"),
+    (r"kv ?cache[^.]{0,40}reuse|hit rate", None, "kv_cache_reuse_pct"),
+    (r"decoding|speedup ratio|wall-?clock", "decoding_speedup", None),
+]
+_BARE_SPEEDUP = re.compile(r"speed-?ups?|faster|accelerat", re.IGNORECASE)
+
+
+def paper_topic_speedup(abstract: str) -> str:
+    """What a bare 'speedup' means in this paper: decoding for decoding papers, else throughput."""
+    return "decoding_speedup" if re.search(r"decoding", abstract, re.IGNORECASE) else "throughput_speedup"
+
+
+def _nearest_metric(sentence: Sentence, start: int, end: int, percent: bool) -> str | None:
+    text = sentence.text.lower()
+    best: tuple[int, str] | None = None
+    for pattern, times_name, pct_name in METRICS:
+        name = pct_name if percent else times_name
+        if not name:
+            continue
+        for match in re.finditer(pattern, text):
+            distance = start - match.end() if match.end() <= start else match.start() - end
+            if distance < 0 or distance > 90:
+                continue
+            if best is None or distance < best[0]:
+                best = (distance, name)
+    return best[1] if best else None
+
+
+def extract_improvements(sentences: list[Sentence], subject: str, bare_speedup: str) -> list[dict]:
+    """Multipliers and percentages named by the metric words next to them."""
+    facts: list[dict] = []
+    seen: set[tuple[str, str, int]] = set()
+    for sentence in sentences:
+        for regex, percent in ((MULTIPLIER, False), (PERCENT, True)):
+            for match in regex.finditer(sentence.text):
+                parameter = _nearest_metric(sentence, match.start(), match.end(), percent)
+                near = sentence.text[max(0, match.start() - 60) : match.end() + 60]
+                if parameter is None and not percent and _BARE_SPEEDUP.search(near):
+                    parameter = bare_speedup
+                if parameter is None:
+                    continue
+                value = match.group("v").strip()
+                if value.endswith(" times"):
+                    value = value.removesuffix(" times")
+                key = (parameter, value, sentence.page)
+                if key in seen:
+                    continue
+                seen.add(key)
+                spec = spec_for(parameter)
+                facts.append({
+                    "kind": spec.kind if spec else "constraint",
+                    "subject": subject,
+                    "parameter": parameter,
+                    "value": value,
+                    "unit": "%" if percent else "x",
+                    "condition": None,
+                    "effect": None,
+                    "page": sentence.page,
+                    "quote": sentence.quote(match.start(), match.end()),
+                    "confidence": 0.65,
+                    "extractor": "rules",
+                })
+    return facts

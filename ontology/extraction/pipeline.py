@@ -1,0 +1,107 @@
+"""One extraction of one document: sentences -> rule, headline and trade-off extractors (+ LLM)
+-> schema validation -> grounding -> merge. Django-free, so `extract_pdf` and the Celery task
+share it; storing the result is ontology.services' job.
+
+The LLM extractor runs only when an `LlmExtractor` is passed; its timings and token counts come
+back in `ExtractionResult.stats` so the share of time spent in the LLM can be reported.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ontology.extraction.grounding import ground, merge
+from ontology.extraction.improvements import extract_improvements, paper_topic_speedup
+from ontology.extraction.rules import apply_rules
+from ontology.extraction.subjects import paper_subject
+from ontology.extraction.text import PdfDocument, sentences
+from ontology.extraction.tradeoffs import TradeOffCandidate, rule_trade_offs, trade_off_candidates
+from ontology.schema import FactValidationError, validate_fact
+from ontology.units import format_number
+
+log = logging.getLogger(__name__)
+
+
+class TradeOffExtractor(Protocol):
+    """What the pipeline needs from the LLM extractor (ontology.extraction.llm.LlmExtractor)."""
+
+    def extract(self, candidates: list[TradeOffCandidate], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:
+        """(facts, [(raw output, error)] for outputs that were rejected)."""
+        ...
+
+
+@dataclass
+class ExtractionResult:
+    subject: str
+    facts: list[dict]
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (raw output or fact, error)
+    stats: dict = field(default_factory=dict)
+
+
+def validated(facts: list[dict], rejected: list[tuple[str, str]]) -> list[dict]:
+    """Facts that pass their template, normalised by it; the others go to `rejected` with the error."""
+    good = []
+    for fact in facts:
+        try:
+            model = validate_fact(fact)
+        except FactValidationError as exc:
+            rejected.append((repr(fact)[:2000], str(exc)))
+            continue
+        good.append(model.model_dump(exclude_none=False))
+    return good
+
+
+def export_value(fact: dict) -> str | None:
+    """The FACTS_FORMAT value: the stated text, or the canonical number when units were converted."""
+    model = validate_fact(fact)
+    parsed = model.parsed()
+    if parsed.num is None or parsed.low is not None or parsed.items:
+        return model.value
+    stated = parsed.raw
+    from ontology.units import parse_value
+
+    plain = parse_value(stated)
+    if plain.num is not None and abs(plain.num - parsed.num) > 1e-9 * max(1.0, abs(parsed.num)) and parsed.unit == "ms":
+        return format_number(parsed.num)
+    return model.value
+
+
+FACT_FIELDS = ("kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",
+               "confidence", "extractor")
+
+
+def export_facts(facts: list[dict]) -> list[dict]:
+    """Facts in the FACTS_FORMAT.md shape (the extract_pdf --json contract)."""
+    return [{**{name: fact.get(name) for name in FACT_FIELDS}, "value": export_value(fact)} for fact in facts]
+
+
+def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None, llm_top_n: int = 8) -> ExtractionResult:
+    """All grounded, validated, merged facts of one document (and what was rejected, and timings)."""
+    started = time.perf_counter()
+    subject = paper_subject(document.title, document.abstract or " ".join(document.page_texts[:1])[:3000])
+    units = sentences(document.page_texts)
+    abstract = document.abstract or document.page_texts[0][:3000]
+    raw = apply_rules(units, subject)
+    raw += extract_improvements(units, subject, paper_topic_speedup(abstract))
+    candidates = trade_off_candidates(units)
+    raw += rule_trade_offs(candidates, subject)
+    stats: dict = {"sentences": len(units), "trade_off_candidates": len(candidates), "llm_s": 0.0}
+    rejected: list[tuple[str, str]] = []
+    if llm is not None:
+        llm_started = time.perf_counter()
+        llm_facts, llm_rejected = llm.extract(candidates[:llm_top_n], subject)
+        stats["llm_s"] = round(time.perf_counter() - llm_started, 3)
+        stats.update(getattr(llm, "usage", {}))
+        raw += llm_facts
+        rejected += llm_rejected
+    good = validated(raw, rejected)
+    grounded, dropped = ground(good, document.page_texts)
+    for fact, reason in dropped:
+        log.info("dropped ungrounded fact %s/%s: %s", fact["parameter"], fact.get("value"), reason)
+    facts = merge(grounded)
+    facts.sort(key=lambda f: (f["page"], f["kind"], f["parameter"]))
+    stats.update(raw=len(raw), dropped_ungrounded=len(dropped), facts=len(facts),
+                 total_s=round(time.perf_counter() - started, 3))
+    return ExtractionResult(subject=subject, facts=facts, rejected=rejected, stats=stats)

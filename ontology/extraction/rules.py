@@ -1,0 +1,221 @@
+"""Rule extractors: the regular facts papers state in regular ways.
+
+Run on every sentence of every paper before the LLM (they are cheap and exact): GPU models,
+counts and memory, software versions, model sizes, block/chunk/batch sizes, parallelism degrees,
+SLOs, bandwidths, and headline improvements ("2-4× higher throughput"). Each rule names a
+canonical parameter; the value is the text as stated, so grounding can find it in the quote.
+Patterns are written for the field's phrasing in general, never for one paper's sentences.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ontology.extraction.text import Sentence
+from ontology.vocabulary import spec_for
+
+N = r"\d[\d,]*(?:\.\d+)?"
+GPU = (r"(?:A100|H100|H200|H800|A800|A10G?|A40|A30|A6000|L40S?|L4|T4|V100|P100|B200|GH200|MI\d{3}X?|"
+       r"RTX\s?\d{4}(?:\s?Ti)?|GeForce\s+RTX\s?\d{4})")
+SOFTWARE = {
+    "cuda_version": r"CUDA(?:\s+[Tt]oolkit)?",
+    "pytorch_version": r"P[yY][Tt]orch",
+    "flash_attn_version": r"Flash-?Attention(?:-?2)?",
+    "vllm_version": r"vLLM",
+    "triton_version": r"Triton",
+    "transformers_version": r"[Tt]ransformers",
+    "tensorrt_llm_version": r"TensorRT-LLM",
+    "nccl_version": r"NCCL",
+    "python_version": r"Python",
+    "driver_version": r"(?:NVIDIA\s+)?[Dd]river",
+}
+MODEL_FAMILY = (r"(?:OPT|LLaMA|Llama|LLAMA|Mistral|Mixtral|Yi|Falcon|Vicuna|Qwen|GPT-?3|GPT-J|GPT-NeoX|BLOOM|"
+                r"Gemma|CodeLlama|DeepSeek|Baichuan|InternLM|ChatGLM|Pythia)")
+VERSION = r"v?\d+\.\d+(?:\.\d+)?"
+TIME = rf"{N}\s?(?:ms|s|sec|seconds?|milliseconds?)\b"
+_VERB = r"\s*(?:\([^)]{0,12}\)\s*)?(?:of|is|=|:|to|as|was|be|equals?|is set to|are set to|set to)?\s*"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern with a `v` group (the stated value) and the parameter it states."""
+
+    name: str
+    pattern: re.Pattern[str]
+    parameter: str | Callable[[re.Match[str], Sentence], str | None]
+    unit: str | None = None
+    confidence: float = 0.8
+    split_list: bool = False
+
+
+def _rule(name: str, pattern: str, parameter, unit=None, confidence=0.8, flags=0, split_list=False) -> Rule:
+    return Rule(name, re.compile(pattern, flags), parameter, unit, confidence, split_list)
+
+
+def _batch_parameter(match: re.Match[str], _: Sentence) -> str:
+    qualifier = (match.group("q") or "").lower()
+    if qualifier.startswith("max"):
+        return "max_batch_size"
+    return f"{qualifier}_batch_size" if qualifier in {"global", "micro", "dense"} else "batch_size"
+
+
+def _chunk_parameter(match: re.Match[str], _: Sentence) -> str:
+    unit = (match.groupdict().get("u") or "").upper()
+    return "physical_chunk_size" if unit in {"KB", "MB", "GB"} else "chunk_size"
+
+
+def _host_memory(match: re.Match[str], sentence: Sentence) -> str | None:
+    before = sentence.text[max(0, match.start() - 30) : match.start()]
+    return None if re.search(GPU + r"|GPU", before) else "host_memory_gb"
+
+
+def _bandwidth(match: re.Match[str], sentence: Sentence) -> str | None:
+    text = sentence.text.lower()
+    unit = match.group("u").lower()
+    if "pcie" in text and unit.startswith("gb/"):
+        return "pcie_bandwidth_gb_s"
+    if re.search(r"kv ?cache", text) and re.search(r"transfer|transmi|migrat", text):
+        return "kv_transfer_bandwidth_gbps"
+    if re.search(r"network|rdma|infiniband|\bib\b|inter-?node|cross-?node|\bnic|ethernet|roce|interconnect", text):
+        return "network_bandwidth_gbps"
+    if "nvlink" in text and unit.startswith("gb/"):
+        return "nvlink_bandwidth_gb_s"
+    return None
+
+
+def _slo_time(match: re.Match[str], sentence: Sentence) -> str | None:
+    if not re.search(r"SLO|SLA|deadline|threshold|upper limit|capped|latency (?:target|requirement)", sentence.text):
+        return None
+    before = sentence.text[max(0, match.start() - 70) : match.start()]
+    hits = [(m.end(), "slo_ttft_ms") for m in re.finditer(r"TTFT|first token", before, re.IGNORECASE)]
+    hits += [(m.end(), "slo_tpot_ms") for m in re.finditer(
+        r"TPOT|TBT|between tokens|per token|inter-token|ITL", before, re.IGNORECASE)]
+    return max(hits)[1] if hits else None
+
+
+def _tokens_per_s(match: re.Match[str], sentence: Sentence) -> str | None:
+    text = sentence.text.lower()
+    if re.search(r"\bsl[oa]\b", text):
+        return "slo_generation_tokens_per_s" if "generat" in text else "slo_prompt_tokens_per_s"
+    if re.search(r"optimal|theoretical|peak|upper bound", text):
+        return "optimal_throughput_tokens_per_s"
+    return "throughput_tokens_per_s"
+
+
+def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence], str | None]:
+    """The parameter, only when the sentence also says one of `required` (lower-case regexes)."""
+
+    def pick(_: re.Match[str], sentence: Sentence) -> str | None:
+        text = sentence.text.lower()
+        return parameter if not required or any(re.search(word, text) for word in required) else None
+
+    return pick
+
+
+RULES: list[Rule] = [
+    # hardware
+    _rule("gpu_count", r"(?<![\d.,×x])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:[A-Za-z(][\w()\-]*|\d+\s?GB)\s+){0,4}GPUs\b",
+          "gpu_count", "GPUs", 0.8),
+    _rule("gpu_memory_after", rf"{GPU}(?:[- ]SXM\d?|[- ]PCIe)?[^.;]{{0,25}}?(?<![\d.])(?P<v>\d{{2,3}})\s?GB\b(?!/)",
+          "gpu_memory_gb", "GB", 0.8),
+    _rule("gpu_memory_before", rf"(?<![\d.])(?P<v>\d{{2,3}})\s?GB\s+(?:NVIDIA\s+|Nvidia\s+)?{GPU}", "gpu_memory_gb", "GB", 0.8),
+    _rule("gpu_memory_hbm", r"(?<![\d.])(?P<v>\d{2,3})\s?GB\s+(?:of\s+)?(?:HBM\d?e?|GPU memory|device memory)",
+          "gpu_memory_gb", "GB", 0.75),
+    _rule("host_memory", rf"(?<![\d.])(?P<v>{N})\s?(?:GB|TB)\s+(?:of\s+)?(?:DRAM|host memory|CPU memory|main memory|RAM|DDR\d?)",
+          _host_memory, "GB", 0.7),
+    # software
+    *[
+        _rule(name, rf"\b{pattern}\s*(?:version\s*|release\s*)?\(?(?P<v>{VERSION})\b", name, None, 0.85)
+        for name, pattern in SOFTWARE.items()
+    ],
+    *[
+        _rule(f"{name}_reversed", rf"(?P<v>{VERSION})\s+(?:version|release)\s+of\s+{pattern}", name, None, 0.85)
+        for name, pattern in SOFTWARE.items()
+    ],
+    # models
+    _rule("model_size", rf"\b{MODEL_FAMILY}[\s-]*(?:\d(?:\.\d)?[\s-]+)?(?P<v>\d+(?:\.\d+)?)\s?B\b", "model_size_b", "B params", 0.6),
+    _rule("model_size_list", r"(?P<v>\d+(?:\.\d+)?B(?:\s*,\s*\d+(?:\.\d+)?B)*(?:,?\s*(?:and|or)\s*\d+(?:\.\d+)?B)?)\s+param",
+          "model_size_b", "B params", 0.7),
+    _rule("model_size_words", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)(?:\s?B-|\s+billion[\s-])param", "model_size_b", "B params", 0.7),
+    _rule("model_memory", rf"(?P<v>{N})\s?GB\s+of\s+memory[^.]{{0,40}}(?:parameters|weights)", "model_memory_gb", "GB", 0.6),
+    # knobs
+    _rule("batch_size", rf"\b(?P<q>max(?:imum|imal)?|global|micro|dense)?[\s-]*batch[\s-]*sizes?{_VERB}(?P<v>\d[\d,]*)\b(?![.%×])",
+          _batch_parameter, None, 0.75, re.IGNORECASE),
+    _rule("block_size", rf"\b(?:KV[\s-]*cache\s+)?(?:block|page)[\s-]*sizes?{_VERB}(?P<v>\d+)\b(?!\s?(?:KB|MB|GB|%))",
+          "block_size", "tokens", 0.8, re.IGNORECASE),
+    _rule("block_tokens", r"\b[Ee]ach (?:page|block|KV block) (?:holds|contains|stores)[^.]{0,60}?(?P<v>\d+) tokens",
+          "block_size", "tokens", 0.7),
+    _rule("block_of_tokens", r"\b(?:blocks?|pages?) of (?P<v>\d+) tokens", "block_size", "tokens", 0.6),
+    _rule("chunk_size", rf"\b(?:token budget|(?:prefill\s+)?chunk[\s-]*sizes?|chunked[\s-]prefill size|max_num_batched_tokens)"
+          rf"{_VERB}(?P<v>\d[\d,]*(?:\s*(?:,|and|or)\s*\d[\d,]*)*)(?:\s*(?P<u>tokens|KB|MB|GB)\b)?",
+          _chunk_parameter, None, 0.8, re.IGNORECASE, split_list=True),
+    _rule("chunk_size_before", r"(?<![\d.])(?P<v>\d+)\s?(?P<u>KB|MB|GB|tokens?)\s+chunk[\s-]*size", _chunk_parameter, None, 0.75),
+    _rule("tp_short", r"\bTP\s*(?:size|degree)?\s*(?:=|:|of|is set to|is)?\s*(?P<v>\d{1,2})\b(?!\.\d)", "tensor_parallel_size", "GPUs", 0.75),
+    _rule("tp_long", r"\btensor[\s-]*parallel(?:ism)?\s*(?:size|degree)?\s*(?:of|=|is|:|across|with|to)\s*(?P<v>\d{1,2})\b",
+          "tensor_parallel_size", "GPUs", 0.75, re.IGNORECASE),
+    _rule("tp_way", r"(?P<v>\d{1,2})[\s-]*way\s+tensor[\s-]*parallel", "tensor_parallel_size", "GPUs", 0.75, re.IGNORECASE),
+    _rule("tp_intra", r"\bintra-?op(?:erator)?(?:\s+parallelism)?\s*(?:degree\s*)?(?:equals|=|of|is|to)\s*(?P<v>\d+(?:\s*,\s*\d+)*(?:,?\s*and\s*\d+)?)",
+          "tensor_parallel_size", None, 0.7, re.IGNORECASE),
+    _rule("pp_short", r"\bPP\s*(?:size|degree)?\s*(?:=|:|of|is set to|is)?\s*(?P<v>\d{1,2})\b(?!\.\d)", "pipeline_parallel_size", "GPUs", 0.75),
+    _rule("pp_long", r"\bpipeline[\s-]*parallel(?:ism)?\s*(?:size|degree)?\s*(?:of|=|is|:|to)\s*(?P<v>\d{1,2})\b",
+          "pipeline_parallel_size", "GPUs", 0.75, re.IGNORECASE),
+    _rule("pp_stages", r"(?P<v>\d{1,2})\s+pipeline stages", "pipeline_parallel_size", "GPUs", 0.7),
+    _rule("max_seq_len", rf"\b(?:max(?:imum)?|longest)\s+(?:sequence|context|input|prompt)\s+length{_VERB}(?:\(e\.g\.,\s*)?(?P<v>\d[\d,]*[Kk]?)",
+          "max_seq_len", "tokens", 0.7, re.IGNORECASE),
+    _rule("window_size", rf"\b(?:sliding\s+)?window(?:\s+size|\s+length)?{_VERB}(?P<v>\d+)\b(?!\s?(?:%|×|GB|MB))",
+          "window_size", "tokens", 0.6, re.IGNORECASE),
+    _rule("slo_scale", r"\bSLO scales?\s*(?:of|=|is|to)?\s*(?P<v>\d+(?:\.\d+)?)\b", "slo_scale", None, 0.75),
+    _rule("slo_time", rf"(?<![\d.])(?P<v>{TIME})", _slo_time, "ms", 0.7),
+    _rule("counted", r"(?<![\d.])(?P<v>\d[\d,]*)\s+(?:LoRA\s+)?(?P<noun>replicas|adapters|threads|clients)\b",
+          lambda m, s: {"replicas": "num_replicas", "adapters": "num_adapters", "clients": "num_clients",
+                        "threads": "io_threads" if re.search(r"read|i/o|\bio\b|load", s.text, re.I) else None}[m.group("noun")],
+          None, 0.6),
+    # rates and bandwidths
+    _rule("bandwidth", rf"(?<![\d.])(?P<v>{N}(?:\s*[*×]\s*{N})?)\s?(?P<u>Gbps|Gb/s|GB/s|TB/s)", _bandwidth, None, 0.7),
+    _rule("tflops", rf"(?<![\d.])(?P<v>{N})\s?TFLOP(?:S|s)?(?:/s)?\b", _named("attention_tflops", "attention", "kernel"), "TFLOP/s", 0.6),
+    _rule("tokens_per_s", rf"(?<![\d.])(?P<v>{N})\s?\(?(?:tokens?|tok)\s?/\s?s(?:ec)?\b", _tokens_per_s, "tokens/s", 0.6),
+    _rule("kv_cache_memory", rf"(?<![\d.])(?P<v>{N})\s?GB\b(?!/)", _named("kv_cache_per_request_gb", r"kv ?cache"), "GB", 0.6),
+    _rule("memory_freed", rf"\bfrees?\b[^.]{{0,60}}?(?P<v>{N})\s?GB\b", "memory_freed_gb", "GB", 0.6),
+]
+
+
+def _values(rule: Rule, text: str) -> Iterator[str]:
+    if rule.split_list:
+        yield from (value for value in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", text) if value)
+    else:
+        yield text
+
+
+def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
+    """Every fact the rules find, one per (parameter, value, page), with its quote."""
+    facts: list[dict] = []
+    seen: set[tuple[str, str, int]] = set()
+    for sentence in sentences:
+        for rule in RULES:
+            for match in rule.pattern.finditer(sentence.text):
+                parameter = rule.parameter(match, sentence) if callable(rule.parameter) else rule.parameter
+                if not parameter:
+                    continue
+                spec = spec_for(parameter)
+                unit = rule.unit or match.groupdict().get("u") or (spec.unit if spec else None)
+                quote = sentence.quote(match.start(), match.end())
+                for value in _values(rule, match.group("v").strip()):
+                    key = (parameter, value.replace(" ", ""), sentence.page)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    facts.append({
+                        "kind": spec.kind if spec else "constraint",
+                        "subject": subject,
+                        "parameter": parameter,
+                        "value": value,
+                        "unit": unit,
+                        "condition": None,
+                        "effect": None,
+                        "page": sentence.page,
+                        "quote": quote,
+                        "confidence": rule.confidence,
+                        "extractor": "rules",
+                    })
+    return facts

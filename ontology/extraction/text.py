@@ -1,0 +1,132 @@
+"""Page texts and sentences of a PDF, in the form quotes are checked against.
+
+Runs at the start of every extraction. Page text is PyMuPDF's `page.get_text()` with whitespace
+collapsed (the form FACTS_FORMAT.md quotes use). Extractors match patterns on a de-hyphenated copy
+("inter- nal" -> "internal") but every quote is cut from the original text through an offset map,
+so a quote is always an exact span of the page.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_QUOTE = 300
+_HYPHEN_BREAK = re.compile(r"(?<=[a-z])- (?=[a-z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[“\"])")
+_NOT_AN_END = re.compile(r"(?:\be\.g|\bi\.e|\bet al|\bFig|\bFigs|\bEq|\bvs|\bSec|\bTab|\bapprox|\bresp|\bcf|\bNo)\.$")
+
+
+class NoTextLayerError(ValueError):
+    """The PDF has no extractable text (a scan); it needs OCR before facts can be extracted."""
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs to single spaces, trimmed (the quote form of FACTS_FORMAT.md)."""
+    return re.sub(r"\s+", " ", text or "").strip()
+
+
+@dataclass
+class PdfDocument:
+    """What extraction needs from a PDF: page texts in quote form, and title/abstract if known."""
+
+    page_texts: list[str]
+    title: str = ""
+    abstract: str = ""
+    arxiv_id: str | None = None
+
+
+def pdf_page_texts(path: str | Path) -> list[str]:
+    """Collapsed `page.get_text()` of each page: the exact form quotes are checked against."""
+    import pymupdf
+
+    try:
+        with pymupdf.open(str(path)) as doc:
+            texts = [collapse(page.get_text()) for page in doc]
+    except (pymupdf.FileDataError, RuntimeError) as exc:
+        raise NoTextLayerError(f"{path}: not a readable PDF ({exc}); download it again") from exc
+    if sum(len(text) for text in texts) < 200:
+        raise NoTextLayerError(
+            f"{path}: the PDF has no text layer ({len(texts)} pages, no extractable text); run OCR first"
+        )
+    return texts
+
+
+def load_pdf(path: str | Path) -> PdfDocument:
+    """Page texts, plus title, abstract and arXiv id from papers.pdf.parse_pdf (the papers app's parser)."""
+    document = PdfDocument(page_texts=pdf_page_texts(path))
+    try:
+        from papers.pdf import PdfError, parse_pdf
+    except ImportError:  # the papers parser is optional here: page texts are enough to extract
+        return document
+    try:
+        parsed = parse_pdf(path)
+    except PdfError:
+        return document
+    document.title, document.abstract, document.arxiv_id = parsed.title, parsed.abstract, parsed.arxiv_id
+    return document
+
+
+@dataclass
+class Sentence:
+    """One sentence of a page: `text` is de-hyphenated for matching, `quote_of` maps spans back."""
+
+    page: int
+    text: str
+    original: str
+    offsets: list[int]  # offsets[i] = index in `original` of text[i]
+
+    def quote_of(self, start: int, end: int) -> str:
+        """The original text behind text[start:end]."""
+        return self.original[self.offsets[start] : self.offsets[end - 1] + 1]
+
+    def quote(self, start: int = 0, end: int | None = None, limit: int = MAX_QUOTE) -> str:
+        """The sentence's original text, cut to at most `limit` characters around [start, end)."""
+        end = len(self.text) if end is None else end
+        if len(self.original) <= limit:
+            return self.original
+        if end - start >= limit:
+            lo, hi = start, start + limit
+        else:
+            lo = max(0, start - (limit - (end - start)) // 2)
+            hi = min(len(self.text), lo + limit)
+            lo = max(0, hi - limit)
+        while 0 < lo < start and self.text[lo - 1] != " ":
+            lo += 1
+        while end < hi < len(self.text) and self.text[hi] != " ":
+            hi -= 1
+        return self.quote_of(lo, hi).strip()[:limit]
+
+
+def _dehyphenate(text: str) -> tuple[str, list[int]]:
+    out: list[str] = []
+    offsets: list[int] = []
+    last = 0
+    for match in _HYPHEN_BREAK.finditer(text):
+        out.append(text[last : match.start()])
+        offsets.extend(range(last, match.start()))
+        last = match.end()
+    out.append(text[last:])
+    offsets.extend(range(last, len(text)))
+    return "".join(out), offsets
+
+
+def sentences(page_texts: list[str]) -> list[Sentence]:
+    """Split every page into sentences (table rows come out as long runs; quotes are cut short)."""
+    result: list[Sentence] = []
+    for number, page_text in enumerate(page_texts, start=1):
+        start = 0
+        pieces: list[tuple[int, int]] = []
+        for match in _SENTENCE_END.finditer(page_text):
+            if _NOT_AN_END.search(page_text[max(0, match.start() - 8) : match.start()]):
+                continue
+            pieces.append((start, match.start()))
+            start = match.end()
+        pieces.append((start, len(page_text)))
+        for lo, hi in pieces:
+            original = page_text[lo:hi]
+            if len(original.strip()) < 8:
+                continue
+            text, offsets = _dehyphenate(original)
+            result.append(Sentence(page=number, text=text, original=original, offsets=offsets))
+    return result

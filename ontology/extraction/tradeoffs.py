@@ -1,0 +1,86 @@
+"""Trade-off candidates: sentences that say a knob helps one thing and costs another.
+
+Runs on every sentence. A candidate has comparative language ("at the cost of", "trade-off",
+"but", "however", "overhead", "too large") and, ideally, names a knob from the parameter
+catalogue. Candidates are ranked; the rule extractor turns those naming a knob into trade-off
+facts, and the LLM extractor gets the top-N to name the knob and say what improves and worsens.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ontology.extraction.text import Sentence
+from ontology.vocabulary import parameters_mentioned
+
+STRONG_CUES = re.compile(
+    r"at the (?:cost|expense) of|trade-? ?offs?|sacrific|in exchange for|comes? with (?:a|its own)|"
+    r"too (?:small|large|big|many|few)|at the price of|penalt|downside|drawback|overhead|degrad|"
+    r"hurts?\b|harms?\b|underutiliz|under-utiliz|interference|inefficien|bottleneck|contention|"
+    r"more efficient when|opposite effect|but (?:also|it|this|at)|whereas|on the other hand",
+    re.IGNORECASE,
+)
+WEAK_CUES = re.compile(
+    r"\bbut\b|\bhowever\b|\bwhile\b|\balthough\b|\byet\b|\bdespite\b|\breduces?\b|\bincreases?\b|"
+    r"\bdecreases?\b|\bimproves?\b|\blower\b|\bhigher\b|\blarger\b|\bsmaller\b|\bslower\b|\bfaster\b",
+    re.IGNORECASE,
+)
+METRIC_WORDS = re.compile(
+    r"latency|throughput|memory|utili[sz]ation|fragmentation|bandwidth|accuracy|speedup|efficien|"
+    r"ttft|tpot|tbt|slo|cost|overhead|performance|capacity|fairness",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class TradeOffCandidate:
+    """A sentence that may state a trade-off, with the knobs it names and its rank score."""
+
+    sentence: Sentence
+    parameters: list[str]
+    score: float
+
+
+def trade_off_candidates(sentences: list[Sentence]) -> list[TradeOffCandidate]:
+    """Ranked candidates (best first): comparative language about metrics, naming a knob if possible."""
+    found: list[TradeOffCandidate] = []
+    for sentence in sentences:
+        text = sentence.text
+        if len(text) > 600 or len(text) < 30:
+            continue
+        strong = len(STRONG_CUES.findall(text))
+        weak = len(WEAK_CUES.findall(text))
+        metrics = len(set(m.lower() for m in METRIC_WORDS.findall(text)))
+        if strong == 0 and (weak < 2 or metrics < 1):
+            continue
+        if metrics == 0:
+            continue
+        parameters = parameters_mentioned(text)
+        score = 2.0 * strong + 0.5 * min(weak, 4) + 0.5 * min(metrics, 3) + (1.5 if parameters else 0.0)
+        found.append(TradeOffCandidate(sentence, parameters, score))
+    found.sort(key=lambda c: -c.score)
+    return found
+
+
+def rule_trade_offs(candidates: list[TradeOffCandidate], subject: str, max_parameters: int = 2) -> list[dict]:
+    """Trade-off facts for candidates that name a knob; the sentence itself is the effect."""
+    facts: list[dict] = []
+    for candidate in candidates:
+        if not candidate.parameters or candidate.score < 3.0:
+            continue
+        quote = candidate.sentence.quote()
+        for parameter in candidate.parameters[:max_parameters]:
+            facts.append({
+                "kind": "trade_off",
+                "subject": subject,
+                "parameter": parameter,
+                "value": None,
+                "unit": None,
+                "condition": None,
+                "effect": candidate.sentence.text[:600],
+                "page": candidate.sentence.page,
+                "quote": quote,
+                "confidence": min(0.3 + 0.05 * candidate.score, 0.6),
+                "extractor": "rules",
+            })
+    return facts

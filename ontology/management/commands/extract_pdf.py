@@ -1,0 +1,67 @@
+"""`python manage.py extract_pdf PATH --json`: extract facts from one PDF without storing anything.
+
+Used by the fact-extraction eval and by people trying the extractor on a paper. Prints
+{"paper": {...}, "facts": [...]} (../shared/eval/FACTS_FORMAT.md); a PDF without a text layer or an
+unreadable one exits 2 with an error a person can act on. The LLM extractor runs when the server at
+settings.LLM_URL answers; otherwise the rule extractors run alone and stderr says so.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
+from ontology.extraction.pipeline import export_facts, extract_document
+from ontology.extraction.text import NoTextLayerError, load_pdf
+
+
+class Command(BaseCommand):
+    help = "Extract typed facts (constraints, parameters, trade-offs) from a PDF and print them."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("path")
+        parser.add_argument("--json", dest="as_json", action="store_true", help="print the FACTS_FORMAT JSON")
+        parser.add_argument("--no-llm", action="store_true", help="rule extractors only")
+
+    def handle(self, *args, path: str, as_json: bool = False, no_llm: bool = False, **options) -> None:
+        pdf = Path(path)
+        if not pdf.is_file():
+            raise CommandError(f"{pdf}: no such file")
+        try:
+            document = load_pdf(pdf)
+        except NoTextLayerError as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        llm = None
+        if not no_llm:
+            try:
+                llm = default_llm_extractor()
+            except LlmUnavailable as exc:
+                self.stderr.write(f"LLM extractor skipped: {exc}")
+        result = extract_document(document, llm=llm)
+        arxiv_id = document.arxiv_id or _arxiv_id_from_name(pdf.name)
+        payload = {
+            "paper": {"title": document.title, "arxiv_id": arxiv_id, "subject": result.subject,
+                      "pages": len(document.page_texts), "stats": result.stats,
+                      "rejected_outputs": len(result.rejected)},
+            "facts": export_facts(result.facts),
+        }
+        if as_json:
+            self.stdout.write(_json_dumps(payload))
+            return
+        self.stdout.write(f"{document.title or pdf.name} — subject {result.subject}, {len(result.facts)} facts")
+        for fact in payload["facts"]:
+            value = f" = {fact['value']} {fact['unit'] or ''}" if fact["value"] is not None else ""
+            self.stdout.write(f"  p.{fact['page']} {fact['kind']:<10} {fact['parameter']}{value}  [{fact['extractor']}]")
+
+
+def _arxiv_id_from_name(name: str) -> str | None:
+    import re
+
+    match = re.match(r"(\d{4}\.\d{4,5})", name)
+    return match.group(1) if match else None
+
+
+def _json_dumps(payload: dict) -> str:
+    return json.dumps(payload, ensure_ascii=False, indent=1)

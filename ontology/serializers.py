@@ -1,0 +1,110 @@
+"""JSON shapes of facts, revisions, entities, parameters and search results for the REST API.
+
+Owned by helper "web" (ontology/api.py uses them). `FactEditSerializer` lists the only fields an
+editor may change; everything else about a fact is the extractor's record.
+"""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ontology.models import Entity, Fact, FactKind, FactRevision
+
+
+class FactSerializer(serializers.ModelSerializer):
+    paper = serializers.SlugRelatedField(slug_field="arxiv_id", read_only=True)
+    entity = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Fact
+        fields = ["id", "paper", "kind", "subject", "entity", "parameter", "value", "value_num", "value_min",
+                  "value_max", "unit", "condition", "effect", "page", "quote", "confidence", "extractor", "status",
+                  "updated_at"]
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FactRevision
+        fields = ["action", "actor", "before", "after", "note", "created_at"]
+
+
+class FactDetailSerializer(FactSerializer):
+    revisions = RevisionSerializer(source="history", many=True, read_only=True)
+
+    class Meta(FactSerializer.Meta):
+        fields = [*FactSerializer.Meta.fields, "revisions"]
+
+
+class FactEditSerializer(serializers.Serializer):
+    """An editor's correction: any subset of these fields, plus a note for the history."""
+
+    subject = serializers.CharField(max_length=200, required=False)
+    parameter = serializers.RegexField(r"^[a-z][a-z0-9_]*$", max_length=120, required=False,
+                                       help_text="canonical snake_case name")
+    value = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    unit = serializers.CharField(max_length=30, required=False, allow_blank=True)
+    condition = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    effect = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    page = serializers.IntegerField(required=False, min_value=1, max_value=10000, allow_null=True)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    def validate(self, attrs):
+        if not set(attrs) - {"note"}:
+            raise serializers.ValidationError("Send at least one field to change.")
+        return attrs
+
+
+class ReviewSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500, help_text="kept in the history")
+
+
+class FactFilters(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=FactKind.choices, required=False)
+    parameter = serializers.CharField(required=False, max_length=120)
+    subject = serializers.CharField(required=False, max_length=200, help_text="case-insensitive")
+    paper = serializers.CharField(required=False, max_length=40, help_text="arXiv id")
+    status = serializers.ChoiceField(choices=Fact.Status.choices, required=False)
+    entity = serializers.CharField(required=False, max_length=200, help_text="entity key")
+
+
+class EntitySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Entity
+        fields = ["key", "name", "kind", "aliases", "description"]
+
+
+class EntityDetailSerializer(EntitySerializer):
+    facts = FactSerializer(source="page_facts", many=True, read_only=True)
+
+    class Meta(EntitySerializer.Meta):
+        fields = [*EntitySerializer.Meta.fields, "facts"]
+
+
+class ParameterSerializer(serializers.Serializer):
+    parameter = serializers.CharField()
+    facts = serializers.IntegerField()
+    papers = serializers.IntegerField()
+
+
+class ParameterValueSerializer(serializers.Serializer):
+    fact = FactSerializer()
+    conflict = serializers.BooleanField(help_text="another paper states a different value for the same subject")
+
+
+class SearchQuerySerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=300, help_text="free text")
+    type = serializers.MultipleChoiceField(choices=["fact", "section", "paper"], required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
+
+
+class SearchResultSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["fact", "section", "paper"])
+    paper = serializers.CharField(help_text="arXiv id")
+    page = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField()
+    score = serializers.FloatField()
+    fact_id = serializers.IntegerField(required=False, allow_null=True)
+    section_id = serializers.IntegerField(required=False, allow_null=True)
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    results = SearchResultSerializer(many=True)

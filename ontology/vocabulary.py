@@ -1,0 +1,84 @@
+"""Canonical parameter names: their synonyms, default fact kind, unit, value type and text phrases.
+
+Loaded once per process from ontology/data/ (synonyms.json started from the eval's list and was
+extended; parameters.json holds one typed template per canonical parameter). Every extractor and
+every human edit passes parameter names through `canonical_parameter` so one knob has one name.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """The template of one canonical parameter (ORKG-template style: name, kind, unit, value type)."""
+
+    name: str
+    kind: str
+    unit: str | None
+    value_type: str  # "number", "version" or "text"
+    phrases: tuple[str, ...]
+
+
+def name_key(name: str) -> str:
+    """Lower-case, with '-', ' ' and '_' treated alike (the matching rule of FACTS_FORMAT.md)."""
+    return re.sub(r"[-\s_]+", "_", str(name or "").strip().lower()).strip("_")
+
+
+@cache
+def _synonyms() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for canon, alts in json.loads((DATA_DIR / "synonyms.json").read_text()).items():
+        for alt in [canon, *alts]:
+            table[name_key(alt)] = canon
+    return table
+
+
+@cache
+def parameter_specs() -> dict[str, ParameterSpec]:
+    """Every canonical parameter with a template, by name."""
+    raw = json.loads((DATA_DIR / "parameters.json").read_text())
+    return {
+        name: ParameterSpec(name, spec["kind"], spec["unit"], spec["value_type"], tuple(spec["phrases"]))
+        for name, spec in raw.items()
+    }
+
+
+def canonical_parameter(name: str) -> str:
+    """The canonical snake_case name for a parameter name or synonym ('TP' -> 'tensor_parallel_size')."""
+    key = name_key(name)
+    return _synonyms().get(key, key)
+
+
+def spec_for(name: str) -> ParameterSpec | None:
+    """The template of a (canonicalised) parameter, or None for a name outside the catalogue."""
+    return parameter_specs().get(canonical_parameter(name))
+
+
+@cache
+def phrase_index() -> list[tuple[str, str]]:
+    """(phrase, parameter) pairs, longest phrase first, for finding knobs named in a sentence."""
+    pairs = {(phrase.lower(), spec.name) for spec in parameter_specs().values() for phrase in spec.phrases}
+    return sorted(pairs, key=lambda pair: (-len(pair[0]), pair[0]))
+
+
+def parameters_mentioned(sentence: str) -> list[str]:
+    """Canonical parameters whose phrases occur in the sentence, most specific (longest) first."""
+    text = re.sub(r"\s+", " ", sentence.lower())
+    found: list[str] = []
+    taken: list[tuple[int, int]] = []
+    for phrase, name in phrase_index():
+        for match in re.finditer(r"(?<![a-z])" + re.escape(phrase), text):
+            span = match.span()
+            if any(span[0] < end and start < span[1] for start, end in taken):
+                continue
+            taken.append(span)
+            if name not in found:
+                found.append(name)
+    return found
