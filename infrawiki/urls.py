@@ -7,5 +7,6 @@ from infrawiki.health import health
 urlpatterns = [
     path("health", health, name="health"),
     path("admin/", admin.site.urls),
+    path("digest/", include("papers.urls")),
     path("", include("frontend.urls")),
 ]

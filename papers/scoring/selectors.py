@@ -13,7 +13,7 @@ from papers.models import Paper, PaperRepo
 from papers.scoring.inputs import FactInput, RepoInput, ScoringInput, TextPart
 
 
-def _field(obj: Any, name: str, default: Any = None) -> Any:
+def fact_field(obj: Any, name: str, default: Any = None) -> Any:
     """A fact's attribute whether the ontology hands back model instances or dicts."""
     if isinstance(obj, dict):
         return obj.get(name, default)
@@ -21,15 +21,15 @@ def _field(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def fact_input(fact: Any) -> FactInput:
-    value = _field(fact, "value")
-    page = _field(fact, "page")
+    value = fact_field(fact, "value")
+    page = fact_field(fact, "page")
     return FactInput(
-        parameter=str(_field(fact, "parameter", "") or ""),
+        parameter=str(fact_field(fact, "parameter", "") or ""),
         value="" if value is None else str(value),
-        unit=str(_field(fact, "unit", "") or ""),
-        subject=str(_field(fact, "subject", "") or ""),
+        unit=str(fact_field(fact, "unit", "") or ""),
+        subject=str(fact_field(fact, "subject", "") or ""),
         page=int(page) if page else None,
-        quote=str(_field(fact, "quote", "") or ""),
+        quote=str(fact_field(fact, "quote", "") or ""),
     )
 
 

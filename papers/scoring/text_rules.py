@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from papers.scoring.inputs import TextPart
 
 # Named public or production request traces and datasets used to drive serving experiments.
+# Letter-only boundaries: dataset names appear as "openchat_sharegpt4" or "arxiv_summarization".
 REAL_TRACE = re.compile(
-    r"\b(ShareGPT|Alpaca|LMSYS(?:-Chat(?:-1M)?)?|BurstGPT|Azure (?:LLM )?(?:inference |function |conversation |code )?traces?|"
-    r"Mooncake traces?|Splitwise traces?|arXiv[- ]?Summ(?:arization)?|HumanEval|LongBench|WildChat|"
-    r"production traces?|real[- ]world (?:traces?|workloads?|requests|datasets?)|conversation traces?)\b",
+    r"(?<![A-Za-z])(ShareGPT|Alpaca|LMSYS(?:-Chat(?:-1M)?)?|BurstGPT|Azure (?:LLM )?(?:inference |function |conversation |code )?traces?|"
+    r"Mooncake traces?|Splitwise traces?|arXiv[-_ ]?Summ(?:ari[sz]ation)?|HumanEval|LongBench|WildChat|"
+    r"production traces?|real[- ]world (?:traces?|workloads?|requests|datasets?)|conversation traces?)(?![A-Za-z])",
     re.IGNORECASE,
 )
 SYNTHETIC = re.compile(
@@ -50,11 +51,28 @@ class Match:
         return f'{self.where}: "{self.quote}"'
 
 
+REFERENCES = re.compile(r"^\s*(?:\d+\.?\s*)?(?:References|Bibliography)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def body_parts(parts: tuple[TextPart, ...]) -> list[TextPart]:
+    """The parts before the reference list: cited titles ("...goodput-optimized serving") are not evidence."""
+    body: list[TextPart] = []
+    for part in parts:
+        if REFERENCES.fullmatch(part.where.lstrip("§").strip()):
+            break
+        heading = REFERENCES.search(part.text)
+        if heading:
+            body.append(TextPart(part.where, part.text[: heading.start()], part.page))
+            break
+        body.append(part)
+    return body
+
+
 def find(pattern: re.Pattern[str], parts: tuple[TextPart, ...], limit: int = 3) -> list[Match]:
-    """The first match of each distinct term (case-folded), up to `limit`, with a quote around it."""
+    """The first match of each distinct term (case-folded) in the body, up to `limit`, with a quote around it."""
     seen: set[str] = set()
     found: list[Match] = []
-    for part in parts:
+    for part in body_parts(parts):
         text = " ".join(part.text.split())
         for hit in pattern.finditer(text):
             term = hit.group(1)

@@ -1,0 +1,96 @@
+"""What one subscriber's digest holds: the papers newly scored since their last digest, best first.
+
+Read by papers.digest.services (to send) and `send_digest --dry-run` (to print). Facts come from
+the ontology's `facts_for_paper` selector (the only cross-app read).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import QuerySet
+
+from papers.digest.similar import SimilarityIndex
+from papers.models import CodeRepo, Paper, Score, Subscription
+from papers.scoring.selectors import fact_field, fact_input
+
+MAX_ITEMS = 20
+FACTS_PER_PAPER = 3
+SIMILAR_PER_PAPER = 3
+FIRST_DIGEST_LOOKBACK = timedelta(days=7)
+
+
+@dataclass
+class DigestItem:
+    paper: Paper
+    score: Score
+    facts: list[dict] = field(default_factory=list)
+    repos: list[CodeRepo] = field(default_factory=list)
+    similar: list[tuple[Paper, float]] = field(default_factory=list)
+
+    @property
+    def abs_url(self) -> str:
+        return f"https://arxiv.org/abs/{self.paper.arxiv_id}"
+
+
+@dataclass
+class Digest:
+    subscription: Subscription
+    since: datetime
+    until: datetime
+    items: list[DigestItem]
+
+
+def digest_since(subscription: Subscription, now: datetime) -> datetime:
+    """Scores after this time are new to the subscriber: their last digest, or a week before joining."""
+    if subscription.last_digest_at:
+        return subscription.last_digest_at
+    return (subscription.confirmed_at or now) - FIRST_DIGEST_LOOKBACK
+
+
+def new_scores(subscription: Subscription, since: datetime, until: datetime) -> QuerySet[Score]:
+    scores = Score.objects.filter(
+        is_latest=True, scored_at__gt=since, scored_at__lte=until, total__gte=subscription.min_score
+    )
+    if subscription.topics:
+        scores = scores.filter(topics__overlap=subscription.topics)
+    return scores.select_related("paper").order_by("-total", "paper__arxiv_id")
+
+
+def top_facts(paper_id: int, limit: int = FACTS_PER_PAPER) -> list[dict]:
+    """The paper's most confident facts that carry a quote, as plain dicts for the templates."""
+    try:
+        from ontology.selectors import facts_for_paper  # late: papers may read ontology selectors only
+    except ImportError:
+        return []
+    facts: list[Any] = list(facts_for_paper(paper_id))
+    facts.sort(key=lambda f: -float(fact_field(f, "confidence", 0) or 0))
+    found = []
+    for fact in facts:
+        view = fact_input(fact)
+        if view.quote:
+            found.append({"kind": fact_field(fact, "kind", ""), **vars(view)})
+        if len(found) >= limit:
+            break
+    return found
+
+
+def build_digest(subscription: Subscription, now: datetime, index: SimilarityIndex | None = None) -> Digest:
+    """The digest `subscription` would get at `now` (reads only)."""
+    since = digest_since(subscription, now)
+    scores = list(new_scores(subscription, since, now)[:MAX_ITEMS])
+    repos_by_paper: dict[int, list[CodeRepo]] = {}
+    for repo in CodeRepo.objects.filter(papers__in=[s.paper_id for s in scores]).prefetch_related("papers"):
+        for paper in repo.papers.all():
+            repos_by_paper.setdefault(paper.id, []).append(repo)
+    if scores and index is None:
+        index = SimilarityIndex.build()
+    items = [
+        DigestItem(
+            paper=s.paper, score=s, facts=top_facts(s.paper_id), repos=repos_by_paper.get(s.paper_id, []),
+            similar=index.nearest(s.paper_id, SIMILAR_PER_PAPER) if index else [],
+        )
+        for s in scores
+    ]
+    return Digest(subscription, since, now, items)

@@ -1,0 +1,123 @@
+"""Subscription services: subscribe (double opt-in), confirm, unsubscribe, update preferences.
+
+Called by the digest views (papers.views) and tests. Links carry signed, expiring tokens
+(django.core.signing) naming the subscription and its address, so no login is needed and a
+token cannot be reused for another address. Errors are SubscriptionError with a message a
+person can act on ("this link expired: subscribe again").
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core import signing
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from papers.models import Subscription
+from papers.scoring.topics import TOPICS
+
+
+class SubscriptionError(ValueError):
+    """A request about a subscription that cannot be carried out; the message says what to do."""
+
+
+def _salt(purpose: str) -> str:
+    return f"papers.digest.{purpose}"
+
+
+def make_token(subscription: Subscription, purpose: str) -> str:
+    """A signed token for one purpose: "confirm" or "manage" (unsubscribe and settings links)."""
+    return signing.dumps({"id": subscription.id, "email": subscription.email}, salt=_salt(purpose), compress=True)
+
+
+def read_token(token: str, purpose: str) -> Subscription:
+    max_days = settings.DIGEST_CONFIRM_MAX_AGE_DAYS if purpose == "confirm" else settings.DIGEST_LINK_MAX_AGE_DAYS
+    try:
+        data = signing.loads(token, salt=_salt(purpose), max_age=timedelta(days=max_days))
+    except signing.SignatureExpired:
+        raise SubscriptionError(
+            f"This link expired (links are valid for {max_days} days). Use the link in a newer email, "
+            "or subscribe again."
+        ) from None
+    except signing.BadSignature:
+        raise SubscriptionError("This link is not valid: copy the whole link from the email.") from None
+    subscription = Subscription.objects.filter(id=data.get("id"), email=data.get("email")).first()
+    if subscription is None:
+        raise SubscriptionError("This subscription no longer exists: subscribe again.")
+    return subscription
+
+
+def link(subscription: Subscription, purpose: str, view: str) -> str:
+    """An absolute link (SITE_URL) to a digest view carrying a fresh token."""
+    return settings.SITE_URL + reverse(view, args=[make_token(subscription, purpose)])
+
+
+def clean_preferences(topics: Iterable[str], min_score: float) -> tuple[list[str], float]:
+    chosen = sorted(set(topics))
+    unknown = [t for t in chosen if t not in TOPICS]
+    if unknown:
+        raise SubscriptionError(f"Unknown topic(s) {', '.join(unknown)}; choose from {', '.join(TOPICS)}.")
+    try:
+        score = float(min_score)
+    except (TypeError, ValueError):
+        raise SubscriptionError(f"Minimum score {min_score!r} is not a number between 0 and 10.") from None
+    if not 0 <= score <= 10:
+        raise SubscriptionError(f"Minimum score {score:g} is outside 0–10.")
+    return chosen, score
+
+
+def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0) -> Subscription:
+    """Record (or renew) a pending subscription and email the confirmation link.
+
+    An address that is already active keeps its preferences (anyone can type any address); it
+    just gets the confirmation email again, whose link leads to its settings.
+    """
+    from papers.digest.emails import send_confirmation_email  # emails import this module's links
+
+    address = email.strip().lower()
+    try:
+        validate_email(address)
+    except ValidationError:
+        raise SubscriptionError(f"{email!r} is not an email address.") from None
+    chosen, score = clean_preferences(topics, min_score)
+    with transaction.atomic():
+        subscription, _ = Subscription.objects.select_for_update().get_or_create(email=address)
+        if subscription.status != Subscription.Status.ACTIVE:
+            subscription.status = Subscription.Status.PENDING
+            subscription.topics, subscription.min_score = chosen, score
+            subscription.save(update_fields=["status", "topics", "min_score"])
+    send_confirmation_email(subscription)
+    return subscription
+
+
+def confirm(token: str, now: datetime | None = None) -> Subscription:
+    """Activate the subscription the confirmation token names; its first digest is due at once."""
+    now = now or timezone.now()
+    subscription = read_token(token, "confirm")
+    if subscription.status != Subscription.Status.ACTIVE:
+        subscription.status = Subscription.Status.ACTIVE
+        subscription.confirmed_at, subscription.unsubscribed_at = now, None
+        subscription.next_digest_at = now
+        subscription.save(update_fields=["status", "confirmed_at", "unsubscribed_at", "next_digest_at"])
+    return subscription
+
+
+def unsubscribe(token: str, now: datetime | None = None) -> Subscription:
+    """Stop all digests to the address the token names (idempotent)."""
+    subscription = read_token(token, "manage")
+    if subscription.status != Subscription.Status.UNSUBSCRIBED:
+        subscription.status = Subscription.Status.UNSUBSCRIBED
+        subscription.unsubscribed_at, subscription.next_digest_at = now or timezone.now(), None
+        subscription.save(update_fields=["status", "unsubscribed_at", "next_digest_at"])
+    return subscription
+
+
+def update_preferences(subscription: Subscription, topics: Iterable[str], min_score: float) -> Subscription:
+    subscription.topics, subscription.min_score = clean_preferences(topics, min_score)
+    subscription.save(update_fields=["topics", "min_score"])
+    return subscription
