@@ -1,6 +1,6 @@
 """A real SMTP server on loopback (aiosmtpd) that keeps every message it receives, for email tests.
 
-Tests point Django's SMTP backend at it, so the whole SMTP conversation happens for real.
+Test modules import `smtp_server_fixture` (the fixture is named `smtp_server`); tests point Django's SMTP backend at it, so the whole SMTP conversation happens for real.
 """
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ class Sink:
         return [r for r in self.received if address in r.rcpt_tos]
 
 
-@pytest.fixture
-def smtp_server(settings) -> Iterator[Sink]:
+@pytest.fixture(name="smtp_server")
+def smtp_server_fixture(settings) -> Iterator[Sink]:
     """Starts the server on a free loopback port and points EMAIL_* settings at it."""
     sink = Sink(port=free_port())
     controller = Controller(sink, hostname="127.0.0.1", port=sink.port)

@@ -1,0 +1,119 @@
+"""Subscribing to the digest: double opt-in over real SMTP, signed expiring links, one-click unsubscribe."""
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+
+import pytest
+from django.core import signing
+from django.test import Client
+
+from papers import subscriptions
+from papers.models import Subscription
+from tests.papers.smtp_sink import smtp_server_fixture  # noqa: F401  (the smtp_server fixture)
+
+pytestmark = pytest.mark.django_db
+OWNER = "owner@example.org"
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+
+
+def links_in(text: str) -> list[str]:
+    return re.findall(r"http://testserver(/digest/[^\s\"<>]+)", text)
+
+
+def test_subscribing_emails_a_confirmation_link_that_activates_the_subscription(smtp_server):
+    page = Client().post("/digest/", {"email": "Owner@Example.org", "topics": ["kv-cache", "scheduling"],
+                                      "min_score": "6"})
+    assert page.status_code == 200 and b"Check your inbox" in page.content
+    subscription = Subscription.objects.get(email=OWNER)
+    assert subscription.status == "pending" and subscription.topics == ["kv-cache", "scheduling"]
+    assert subscription.min_score == 6
+
+    [mail] = smtp_server.received
+    assert mail.rcpt_tos == [OWNER] and mail.message["To"] == OWNER
+    assert mail.message["Subject"] == "Confirm your InfraWiki digest subscription"
+    text, html = mail.part("text/plain"), mail.part("text/html")
+    assert "KV cache and memory management, Batching and scheduling" in text
+    [confirm_path] = links_in(text)
+    assert confirm_path.startswith("/digest/confirm/") and confirm_path in html
+
+    confirmed = Client().get(confirm_path)
+    assert confirmed.status_code == 200 and b"Subscription confirmed" in confirmed.content
+    subscription.refresh_from_db()
+    assert subscription.status == "active" and subscription.next_digest_at is not None
+
+
+def test_a_bad_address_or_topic_is_refused_with_a_message_and_nothing_is_sent(smtp_server):
+    page = Client().post("/digest/", {"email": "not-an-address", "min_score": "0"})
+    assert page.status_code == 400 and b"Enter a valid email address" in page.content
+    with pytest.raises(subscriptions.SubscriptionError, match="Unknown topic.*choose from kv-cache"):
+        subscriptions.subscribe(OWNER, ["astrology"], 0)
+    with pytest.raises(subscriptions.SubscriptionError, match="outside 0–10"):
+        subscriptions.subscribe(OWNER, [], 11)
+    assert smtp_server.received == [] and not Subscription.objects.exists()
+
+
+def test_subscribing_again_while_active_keeps_the_preferences(smtp_server):
+    subscription = subscriptions.subscribe(OWNER, ["quantization"], 7)
+    subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
+    subscriptions.subscribe(OWNER, [], 0)  # anyone can type anyone's address
+    subscription.refresh_from_db()
+    assert subscription.status == "active" and subscription.topics == ["quantization"] and subscription.min_score == 7
+    assert len(smtp_server.to(OWNER)) == 2
+
+
+class _SignedDaysAgo(signing.TimestampSigner):
+    """Signs as if `days` ago: frozen time for the token's clock only."""
+
+    days = 8
+
+    def timestamp(self) -> str:
+        return signing.b62_encode(int(time.time()) - self.days * 86400)
+
+
+def test_expired_and_tampered_links_are_refused_with_what_to_do(smtp_server):
+    subscription = subscriptions.subscribe(OWNER)
+    payload = {"id": subscription.id, "email": OWNER}
+    old = _SignedDaysAgo(salt="papers.digest.confirm").sign_object(payload, compress=True)
+    page = Client().get(f"/digest/confirm/{old}/")
+    assert page.status_code == 400 and b"This link expired (links are valid for 7 days)" in page.content
+    tampered = subscriptions.make_token(subscription, "confirm")[:-2] + "xx"
+    assert b"not valid" in Client().get(f"/digest/confirm/{tampered}/").content
+    wrong_purpose = subscriptions.make_token(subscription, "manage")
+    assert Client().get(f"/digest/confirm/{wrong_purpose}/").status_code == 400
+    subscription.refresh_from_db()
+    assert subscription.status == "pending"
+
+
+def test_one_click_unsubscribe_needs_a_post_and_no_csrf_token(smtp_server):
+    subscription = subscriptions.subscribe(OWNER)
+    subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
+    path = f"/digest/unsubscribe/{subscriptions.make_token(subscription, 'manage')}/"
+    client = Client(enforce_csrf_checks=True)
+    shown = client.get(path)
+    assert shown.status_code == 200 and b"Stop the weekly digest" in shown.content
+    subscription.refresh_from_db()
+    assert subscription.status == "active"  # a link scanner's GET changes nothing
+
+    done = client.post(path, "List-Unsubscribe=One-Click", content_type="application/x-www-form-urlencoded")
+    assert done.status_code == 200 and b"Unsubscribed" in done.content
+    subscription.refresh_from_db()
+    assert subscription.status == "unsubscribed" and subscription.next_digest_at is None
+    assert client.post(path).status_code == 200  # idempotent
+
+
+def test_the_settings_link_changes_topics_and_minimum_score(smtp_server):
+    subscription = subscriptions.subscribe(OWNER)
+    subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
+    path = f"/digest/settings/{subscriptions.make_token(subscription, 'manage')}/"
+    client = Client()
+    assert client.get(path).status_code == 200
+    saved = client.post(path, {"topics": ["speculative-decoding"], "min_score": "5.5"})
+    assert saved.status_code == 200 and b"Saved: Speculative decoding, minimum score 5.5" in saved.content
+    subscription.refresh_from_db()
+    assert subscription.topics == ["speculative-decoding"] and subscription.min_score == 5.5
+    refused = client.post(path, {"min_score": "12"})
+    assert refused.status_code == 400
+    subscription.refresh_from_db()
+    assert subscription.min_score == 5.5
