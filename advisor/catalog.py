@@ -1,0 +1,167 @@
+"""Loads the GPU and engine catalogs (advisor/catalog/*.json) and resolves what users type.
+
+Runs on every recommendation (cached after the first call). GPU names arrive as people write them
+("A100-SXM4-40GB", "NVIDIA A100-40G", "Tesla V100-SXM2-32GB"), so resolution normalises tokens and
+scores candidates instead of demanding an exact id; an unknown name yields the closest known names.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from advisor.versions import vkey
+
+CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
+_NOISE = {"nvidia", "tesla", "geforce", "gpu", "generation", "hbm3", "hbm2", "hbm2e", "the", "card"}
+
+
+@cache
+def load_json(name: str) -> dict[str, Any]:
+    """One catalog file, parsed once per process."""
+    with open(CATALOG_DIR / name, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU model with the numbers the sizing and performance model need."""
+
+    id: str
+    name: str
+    arch: str
+    compute_capability: str
+    memory_gib: float
+    usable_gib: float
+    bandwidth_gbs: float
+    tflops: dict[str, float]
+    interconnect_kind: str
+    interconnect_gbs: float
+    sources: tuple[str, ...]
+    estimated: tuple[str, ...] = field(default=())
+
+    @property
+    def cc(self) -> tuple[int, ...]:
+        return vkey(self.compute_capability)
+
+    def peak_tflops(self, precision: str) -> float:
+        """Dense peak for a compute precision, falling back to fp16 (same tensor-core path)."""
+        return self.tflops.get(precision) or self.tflops.get("fp16") or self.tflops.get("bf16") or 0.0
+
+
+def _usable(entry: dict[str, Any], reserve: float) -> float:
+    if entry.get("reported_gib"):
+        return float(entry["reported_gib"])
+    capacity = float(entry["memory_gib"]) * (15 / 16 if entry.get("ecc_gddr") else 1.0)
+    return round(capacity - reserve, 2)
+
+
+@cache
+def gpus() -> dict[str, Gpu]:
+    """All catalog GPUs by id; numbers a vendor does not publish come from `estimate_from`."""
+    data = load_json("gpus.json")
+    reserve = float(data["_usable_memory"]["driver_reserve_gib"])
+    raw = {g["id"]: g for g in data["gpus"]}
+    out: dict[str, Gpu] = {}
+    for gid, g in raw.items():
+        tflops = dict(g.get("tflops") or {})
+        estimated: tuple[str, ...] = ()
+        if not tflops and g.get("estimate_from"):
+            tflops = dict(raw[g["estimate_from"]]["tflops"])
+            estimated = tuple(f"{k} TFLOPS (from {g['estimate_from']})" for k in tflops)
+        link = g.get("interconnect") or {}
+        out[gid] = Gpu(
+            id=gid, name=g["name"], arch=g["arch"], compute_capability=g["compute_capability"],
+            memory_gib=float(g["memory_gib"]), usable_gib=_usable(g, reserve),
+            bandwidth_gbs=float(g["bandwidth_gbs"]), tflops=tflops,
+            interconnect_kind=link.get("kind", "pcie"), interconnect_gbs=float(link.get("gbs", 32)),
+            sources=tuple(g.get("sources", ())), estimated=estimated,
+        )
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    text = text.lower().replace("_", " ")
+    text = re.sub(r"\brtx(\d)", r"rtx \1", text)
+    text = re.sub(r"(\d+)\s*g(i?b)?\b", r"\1gb", text)  # "40G", "40 GB", "40GiB" -> "40gb"
+    parts = re.split(r"[^a-z0-9.]+", text)
+    return [p for p in parts if p and p not in _NOISE]
+
+
+def _key(text: str) -> str:
+    return " ".join(_tokens(text))
+
+
+@cache
+def _gpu_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for g in load_json("gpus.json")["gpus"]:
+        for label in [g["id"], g["name"], *g.get("aliases", [])]:
+            index.setdefault(_key(label), g["id"])
+    return index
+
+
+def _score(query: list[str], gpu_id: str) -> float:
+    """How well the typed tokens match one GPU: the model token must match, extras refine."""
+    g = next(x for x in load_json("gpus.json")["gpus"] if x["id"] == gpu_id)
+    labels = [_tokens(lbl) for lbl in [g["id"], g["name"], *g.get("aliases", [])]]
+    vocab = {t for lbl in labels for t in lbl}
+    core = [t for t in query if re.search(r"[a-z]", t) and re.search(r"\d", t) and not t.endswith("gb")]
+    if core and not any(t in vocab for t in core):
+        return 0.0
+    hits = sum(1 for t in query if t in vocab)
+    misses = sum(1 for t in query if t not in vocab)
+    return hits - 0.5 * misses
+
+
+def resolve_gpu(name: str) -> Gpu | None:
+    """The catalog GPU a user means, or None when nothing plausible matches."""
+    key = _key(name)
+    index = _gpu_index()
+    if key in index:
+        return gpus()[index[key]]
+    query = _tokens(name)
+    if not query:
+        return None
+    scored = sorted(((_score(query, gid), gid) for gid in gpus()), reverse=True)
+    best, gid = scored[0]
+    if best <= 0 or (len(scored) > 1 and scored[1][0] == best and not _memory_token(query)):
+        # ambiguous without a memory size: prefer the alias table's default for the model token
+        for token in query:
+            if token in index:
+                return gpus()[index[token]]
+    return gpus()[gid] if best > 0 else None
+
+
+def _memory_token(tokens: list[str]) -> bool:
+    return any(t.endswith("gb") for t in tokens)
+
+
+def closest_gpu_names(name: str, limit: int = 5) -> list[str]:
+    """Known GPU names that look most like what the user typed (for the error hint)."""
+    names = {g.name: _key(g.name) for g in gpus().values()}
+    ranked = difflib.get_close_matches(_key(name), list(names.values()), n=limit, cutoff=0.0)
+    by_key = {v: k for k, v in names.items()}
+    return [by_key[k] for k in ranked]
+
+
+@cache
+def engines() -> dict[str, dict[str, Any]]:
+    """Engine catalog by id ("vllm", "sglang", "tgi", "tensorrt-llm", "llama.cpp")."""
+    return load_json("engines.json")["engines"]
+
+
+ENGINE_ALIASES = {
+    "vllm": "vllm", "sglang": "sglang", "tgi": "tgi", "text-generation-inference": "tgi",
+    "tensorrt-llm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm",
+    "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp",
+}
+
+
+def engine_id(name: str) -> str | None:
+    """Canonical engine id for a user-typed engine name."""
+    return ENGINE_ALIASES.get(name.strip().lower().replace(" ", "-"))

@@ -1,0 +1,76 @@
+"""Evidence attached to each recommendation: the catalog facts it rests on, plus ontology facts.
+
+Runs once per recommendation. Catalog evidence is always there (every catalog entry carries the public
+page it comes from). Facts from the ontology (papers, page-anchored quotes) are added when the ontology
+app offers `ontology.selectors.evidence_for` and its database answers; the advisor never fails because
+that part is missing.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from advisor.catalog import engines
+from advisor.planner import Option
+from advisor.validation import Request
+
+log = logging.getLogger(__name__)
+
+
+def _gpu_fact(req: Request) -> dict[str, Any]:
+    g = req.gpu
+    peaks = ", ".join(f"{k} {v:g}" for k, v in g.tflops.items())
+    return {"source": g.sources[0] if g.sources else "https://developer.nvidia.com/cuda-gpus",
+            "quote": f"{g.name}: {g.memory_gib:g} GB, {g.bandwidth_gbs:g} GB/s, dense TFLOPS {peaks}; "
+                     f"compute capability {g.compute_capability}", "verified": True}
+
+
+def _model_fact(req: Request) -> dict[str, Any]:
+    m = req.model
+    shape = (f"{m.layers} layers, hidden {m.hidden}, {m.heads} heads, {m.kv_heads} KV heads, head_dim {m.head_dim}, "
+             f"vocab {m.vocab}, max context {m.max_context}, {m.params_total / 1e9:.2f}B parameters"
+             + (f" ({m.params_active / 1e9:.2f}B active)" if m.is_moe else ""))
+    return {"source": m.source, "quote": shape, "verified": not m.estimated}
+
+
+def catalog_evidence(req: Request, opt: Option) -> list[dict[str, Any]]:
+    """Facts from the catalogs behind this configuration, each with its public source."""
+    eng = engines()[opt.engine]
+    items = [_gpu_fact(req), _model_fact(req)]
+    entry = opt.version.entry
+    items.append({"source": entry.get("source", eng.get("docs", "")),
+                  "quote": entry.get("quote") or f"{eng['name']} {opt.version.version}: CUDA {opt.version.cuda or 'host toolkit'} build"
+                           + (f" (variant of default {entry.get('cuda')})" if opt.version.variant else ""),
+                  "verified": True})
+    dtype_rule = eng.get("dtypes", {}).get(opt.dtype)
+    if dtype_rule:
+        items.append({"source": dtype_rule["source"], "quote": dtype_rule.get("quote")
+                      or f"{opt.dtype} needs compute capability >= {dtype_rule['min_cc']}", "verified": True})
+    if opt.quant.method and opt.quant.source:
+        items.append({"source": opt.quant.source, "quote": opt.quant.quote or opt.quant.label, "verified": True})
+    return items
+
+
+def ontology_evidence(req: Request, opt: Option, limit: int = 3) -> list[dict[str, Any]]:
+    """Facts from the literature, if the ontology app and its database are available."""
+    try:
+        from ontology.selectors import evidence_for  # noqa: PLC0415 - optional dependency, looked up per call
+    except Exception:  # noqa: BLE001 - app missing or not importable: catalog evidence only
+        return []
+    query = f"{eng_name(opt)} serving {req.model.id} on {req.gpu.name} {opt.quant.label or opt.dtype} KV cache batching"
+    subjects = [eng_name(opt), req.model.architecture]
+    parameters = ["max_model_len", "gpu_memory_utilization", "max_num_seqs", "tensor_parallel_size"]
+    try:
+        facts = evidence_for(query, subjects=subjects, parameters=parameters, limit=limit)
+    except Exception as exc:  # noqa: BLE001 - database down or empty: the answer must still come
+        log.info("ontology evidence unavailable: %s", exc)
+        return []
+    out = []
+    for fact in facts or []:
+        if isinstance(fact, dict) and fact.get("source") and fact.get("quote"):
+            out.append({"source": fact["source"], "quote": fact["quote"], "verified": bool(fact.get("verified", False))})
+    return out
+
+
+def eng_name(opt: Option) -> str:
+    return engines()[opt.engine]["name"]

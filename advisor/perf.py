@@ -1,0 +1,94 @@
+"""Roofline step times for one engine iteration (a batch of prefill chunks and decode tokens).
+
+Runs inside the simulator for every step of every candidate. Each iteration reads the weights once
+(for MoE, only the experts the batch touches), reads the KV cache of every decoding sequence, and
+does 2 FLOPs per active parameter per token plus attention; it takes the slower of memory and
+compute time, then adds the tensor-parallel all-reduces (two per layer, ring algorithm) and a fixed
+per-step launch/scheduling cost. The efficiency factors are modelling assumptions (fractions of
+datasheet peaks that serving kernels typically reach); `python -m advisor.calibrate` measures how
+well the whole model predicts our own engine on this machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.catalog import Gpu
+from advisor.model_specs import ModelSpec
+from advisor.sizing import effective_weight_bits, kv_bytes_per_token
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Fractions of datasheet peaks reached in practice, plus fixed per-step costs (seconds)."""
+
+    bandwidth: float = 0.80
+    compute: float = 0.60
+    step_overhead_s: float = 0.002
+    per_seq_overhead_s: float = 0.00002
+    allreduce_latency_s: float = 0.00002
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What one replica runs on: per-GPU peaks and the link between its GPUs."""
+
+    bandwidth_bytes_s: float
+    flops: float
+    link_bytes_s: float
+    tp: int
+    pp: int
+
+    @classmethod
+    def from_gpu(cls, gpu: Gpu, precision: str, tp: int, pp: int) -> Hardware:
+        # datasheet interconnect figures are bidirectional; a ring all-reduce uses one direction per link
+        return cls(bandwidth_bytes_s=gpu.bandwidth_gbs * 1e9, flops=gpu.peak_tflops(precision) * 1e12,
+                   link_bytes_s=gpu.interconnect_gbs * 1e9 / 2, tp=tp, pp=pp)
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """Time of one iteration as a function of what is in the batch."""
+
+    model: ModelSpec
+    hw: Hardware
+    weight_bits: float
+    quantization: str | None
+    kv_bytes: float
+    eff: Efficiency = Efficiency()
+
+    def _weight_bytes_read(self, tokens: int) -> float:
+        m, bits = self.model, effective_weight_bits(self.weight_bits, self.quantization)
+        if not m.experts:
+            total = m.linear_params * bits / 8
+        else:
+            expert = 3 * m.hidden * m.intermediate * bits / 8
+            dense = m.linear_params * bits / 8 - m.layers * m.experts * expert
+            touched = m.experts * (1 - (1 - m.experts_per_token / m.experts) ** max(tokens, 1))
+            total = dense + m.layers * touched * expert
+        lm_head = m.vocab * m.hidden * 2
+        return (total + lm_head) / self.hw.tp
+
+    def _allreduce_s(self, tokens: int) -> float:
+        tp = self.hw.tp
+        if tp == 1:
+            return 0.0
+        message = tokens * self.model.hidden * 2
+        per_op = 2 * (tp - 1) / tp * message / self.hw.link_bytes_s + self.eff.allreduce_latency_s
+        return 2 * self.model.layers * per_op
+
+    def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float) -> float:
+        """One iteration: `prefill_tokens` new prompt tokens attending on average to `prefill_context`
+        earlier tokens, plus `decode_seqs` sequences whose caches hold `decode_context` tokens in total."""
+        m, hw = self.model, self.hw
+        tokens = prefill_tokens + decode_seqs
+        if tokens == 0:
+            return 0.0
+        kv_total = kv_bytes_per_token(m, self.kv_bytes) * decode_context / hw.tp
+        mem_s = (self._weight_bytes_read(tokens) + kv_total) / (hw.bandwidth_bytes_s * self.eff.bandwidth)
+        attn_flops = 4 * m.layers * m.heads * m.head_dim * (prefill_tokens * prefill_context + decode_context)
+        flops = (2 * m.params_active * tokens + attn_flops) / hw.tp
+        compute_s = flops / (hw.flops * self.eff.compute)
+        overhead = self.eff.step_overhead_s + self.eff.per_seq_overhead_s * decode_seqs
+        # pipeline stages run one after another for a given batch; each hands its activations on
+        handoff = (hw.pp - 1) * (tokens * m.hidden * 2 / hw.link_bytes_s + self.eff.allreduce_latency_s)
+        return max(mem_s, compute_s) + self._allreduce_s(tokens) + handoff + overhead

@@ -1,0 +1,117 @@
+"""Turns a chosen configuration into what an operator types: install line, engine flags, launch command,
+and the benchmark command that verifies the SLA.
+
+Runs for each recommendation in the answer. Flag names are the engine's own (from the catalog's flag
+table), so `flags` can be pasted into the engine's config and `command` into a shell.
+"""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from advisor.catalog import engines
+from advisor.planner import Option
+from advisor.validation import Request
+from advisor.versions import at_least, cuda_tag, vkey
+
+PYTHON_TAG = "3.10"
+
+
+def _python_tag(entry: dict[str, Any]) -> str:
+    low, high = entry.get("python", [PYTHON_TAG, PYTHON_TAG])
+    chosen = PYTHON_TAG if vkey(low) <= vkey(PYTHON_TAG) <= vkey(high) else low
+    return chosen.replace(".", "")
+
+
+def install_line(opt: Option) -> str:
+    """How to install this release built for the CUDA version the driver supports."""
+    eng = engines()[opt.engine]
+    entry, install = opt.version.entry, eng.get("install", {})
+    if opt.version.variant and "variant" in install:
+        tag = cuda_tag(opt.version.cuda or "")
+        wheel = eng["wheel_url"].format(version=opt.version.version, cuda_nodot=tag[2:], py=_python_tag(entry))
+        return install["variant"].format(wheel_url=wheel, cuda_tag=tag)
+    return install.get("default", "").format(version=opt.version.version, image=entry.get("image", ""))
+
+
+def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
+    """The configuration as the engine's own flag names (without leading dashes, '-' as '_')."""
+    eng = engines()[opt.engine]
+    names: dict[str, str] = eng.get("flags", {})
+    plan = opt.plan
+    values: dict[str, Any] = {
+        "tensor_parallel_size": opt.tp, "pipeline_parallel_size": opt.pp, "dtype": opt.dtype,
+        "quantization": opt.quant.method, "max_model_len": plan.max_model_len,
+        "gpu_memory_utilization": plan.gpu_memory_utilization, "max_num_seqs": plan.max_num_seqs,
+        "kv_cache_dtype": opt.kv_dtype,
+    }
+    if opt.engine == "llama.cpp":  # one context shared by all parallel slots
+        values["max_model_len"] = plan.max_model_len * plan.max_num_seqs
+        values["pipeline_parallel_size"] = "layer" if opt.pp > 1 else None
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None or key not in names:
+            continue
+        out[names[key].lstrip("-").replace("-", "_")] = value
+    if opt.engine == "vllm":
+        if opt.chunked_prefill:
+            out["enable_chunked_prefill"] = True
+            out["max_num_batched_tokens"] = plan.batched_tokens
+        out["enforce_eager"] = bool(req.flags.get("enforce_eager", False))
+    for key, value in req.flags.items():  # user-fixed flags are kept as given
+        out.setdefault(key, value)
+    return out
+
+
+def _cli(flags: dict[str, Any], names: dict[str, str]) -> list[str]:
+    by_flag_name = {v.lstrip("-").replace("-", "_"): v for v in names.values()}
+    parts: list[str] = []
+    for key, value in flags.items():
+        flag = by_flag_name.get(key, "--" + key.replace("_", "-"))
+        if value is True:
+            parts.append(flag)
+        elif value is False or value is None:
+            continue
+        else:
+            parts += [flag, str(value)]
+    return parts
+
+
+def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
+    """Launch command for one replica (replicas > 1: the same on each GPU group, another port)."""
+    eng = engines()[opt.engine]
+    serve = eng["serve"]
+    template = serve.get("before_0.5.0") if "before_0.5.0" in serve and not at_least(opt.version.version, "0.5.0") else serve["default"]
+    model = req.model.id
+    base = template.format(model=model, image=opt.version.entry.get("image", ""),
+                           gguf=f"{model.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
+    shown = {k: v for k, v in flags.items() if not (k in ("tensor_parallel_size", "tp", "tp_size", "num_shard") and v == 1)}
+    if opt.engine == "llama.cpp":
+        shown = {k: v for k, v in shown.items() if k in {"ctx_size", "parallel", "split_mode"}}
+    env = " ".join(f"{k}={v}" for k, v in opt.env)
+    if opt.replicas > 1:
+        devices = ",".join(str(i) for i in range(opt.gpus_per_replica))
+        env = f"CUDA_VISIBLE_DEVICES={devices} {env}".strip()
+    parts = [env] if env else []
+    parts.append(base)
+    parts += [shlex.quote(p) for p in _cli(shown, eng.get("flags", {}))]
+    return " ".join(parts)
+
+
+def verify_line(req: Request, opt: Option) -> str:
+    """The engine's benchmark command on the request's workload shape."""
+    eng = engines()[opt.engine]
+    verify = eng["verify"]
+    template = verify.get("before_0.10.0") if "before_0.10.0" in verify and not at_least(opt.version.version, "0.10.0") else verify["default"]
+    w = req.workload
+    return template.format(model=req.model.id, prompt=w.prompt_tokens, output=w.output_tokens,
+                           concurrency=w.concurrency, n=max(10 * w.concurrency, 100),
+                           gguf=f"{req.model.id.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
+
+
+def replicas_note(opt: Option) -> str | None:
+    if opt.replicas <= 1:
+        return None
+    return (f"run {opt.replicas} replicas of {opt.gpus_per_replica} GPU(s) each (set CUDA_VISIBLE_DEVICES per replica, "
+            f"one port each) behind a load balancer; each serves ~1/{opt.replicas} of the traffic")
+

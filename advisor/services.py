@@ -1,0 +1,146 @@
+"""The advisor's entry point: request in, recommendations out (the JSON contract in DESIGN.md).
+
+Runs for `manage.py advise`, `POST /api/advisor/recommend` and the benchmarks. Pipeline: validate ->
+enumerate configurations that pass the hard rules and fit in memory -> pre-rank cheaply -> simulate the
+shortlist on the workload -> rank (meets SLA, least precision given up, throughput, fewest GPUs per
+replica) -> render commands and attach evidence. Plain Python: no database needed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from advisor import render
+from advisor.estimate import Estimate, estimate, quick_throughput
+from advisor.evidence import catalog_evidence, ontology_evidence
+from advisor.planner import ENGINE_ORDER, Option, Plan, enumerate_options
+from advisor.validation import AdvisorInputError, Request, parse_request
+
+__all__ = ["AdvisorInputError", "recommend"]
+
+SHORTLIST = 8
+MAX_RECOMMENDATIONS = 3
+MAX_MISSES_SHOWN = 4
+
+
+def _kv_short(req: Request, opt: Option) -> bool:
+    """True when one replica's KV cache cannot hold its share of the concurrent requests."""
+    share = -(-req.workload.concurrency // opt.replicas)
+    return opt.plan.kv_tokens < share * (req.workload.prompt_tokens + req.workload.output_tokens)
+
+
+def _prerank_key(req: Request, opt: Option) -> tuple:
+    return (_precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica, -quick_throughput(req, opt),
+            ENGINE_ORDER.index(opt.engine))
+
+
+def _precision_cost(opt: Option) -> float:
+    """Precision given up: weight quantization tier, plus half a tier for an FP8 KV cache."""
+    return opt.quant.tier + (0.5 if opt.kv_dtype else 0.0)
+
+
+def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple:
+    """Meets the SLA; gives up the least precision; holds the workload's requests in its KV cache; uses
+    the fewest GPUs per replica (tensor parallelism only as far as memory needs it, replicas for the rest,
+    as vLLM's distributed-serving guide advises); then the highest simulated throughput."""
+    return (not est.meets_sla, _precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica,
+            -round(est.metrics["throughput_tok_s"], 1), ENGINE_ORDER.index(opt.engine))
+
+
+def _distinct(ranked: list[tuple[Option, Estimate]]) -> list[tuple[Option, Estimate]]:
+    """Best configuration per (engine, weight format, KV dtype), so alternatives differ in kind."""
+    seen, out = set(), []
+    for opt, est in ranked:
+        key = (opt.engine, opt.quant.label, opt.kv_dtype)
+        if key not in seen:
+            seen.add(key)
+            out.append((opt, est))
+    return out[:MAX_RECOMMENDATIONS]
+
+
+def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
+    p = opt.plan
+    lines = [
+        f"{opt.dtype}{' with ' + opt.quant.label + ' weights' if opt.quant.method else ''}: weights take "
+        f"{p.weights_gib:.2f} GiB per GPU, activations ~{p.activation_gib:.2f} GiB, leaving {p.kv_cache_gib:.2f} GiB "
+        f"of KV cache ({p.kv_tokens} tokens at {p.kv_bytes_per_token / 1024:.0f} KiB/token) within "
+        f"{p.gpu_memory_utilization:g} x {req.gpu.usable_gib:.2f} GiB",
+        f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}); max_num_seqs {p.max_num_seqs} keeps "
+        f"that many {req.workload.prompt_tokens}+{req.workload.output_tokens}-token requests in the cache without preemption",
+        f"simulated {req.workload.concurrency} concurrent requests: p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "
+        f"p95 TPOT {est.metrics['tpot_p95_ms']:.1f} ms, p95 latency {est.metrics['e2e_p95_ms']:.0f} ms, "
+        f"{est.metrics['throughput_tok_s']:.0f} output tok/s",
+    ]
+    if opt.quant.method and opt.quant.checkpoint and not req.model.quantization:
+        lines.append(f"needs a {opt.quant.label}-quantized checkpoint of {req.model.id} (pre-quantized weights)")
+    if opt.quant.method and opt.engine == "tensorrt-llm":
+        lines.append(f"quantize the checkpoint to {opt.quant.label} with NVIDIA ModelOpt before building the engine")
+    if opt.kv_dtype:
+        lines.append(f"{opt.kv_dtype} KV cache halves the cache per token at a small accuracy cost")
+    note = render.replicas_note(opt)
+    if note:
+        lines.append(note)
+    lines += list(opt.notes)
+    lines += [f"misses SLA: {m}" for m in est.misses]
+    return lines
+
+
+def _recommendation(req: Request, opt: Option, est: Estimate) -> dict[str, Any]:
+    flags = render.engine_flags(req, opt)
+    m = est.metrics
+    return {
+        "engine": opt.engine, "engine_version": opt.version.version, "install": render.install_line(opt),
+        "dtype": opt.dtype, "quantization": opt.quant.label, "kv_cache_dtype": opt.kv_dtype,
+        "tensor_parallel_size": opt.tp, "pipeline_parallel_size": opt.pp, "replicas": opt.replicas,
+        "flags": flags, "command": render.command_line(req, opt, flags),
+        "estimates": {
+            "weights_gib": round(opt.plan.weights_gib, 2), "kv_cache_gib": round(opt.plan.kv_cache_gib, 2),
+            "kv_tokens": opt.plan.kv_tokens, "activation_gib": round(opt.plan.activation_gib, 2),
+            "ttft_p50_ms": round(m["ttft_p50_ms"], 1), "ttft_p95_ms": round(m["ttft_p95_ms"], 1),
+            "tpot_p50_ms": round(m["tpot_p50_ms"], 2), "tpot_p95_ms": round(m["tpot_p95_ms"], 2),
+            "latency_p50_ms": round(m["e2e_p50_ms"], 1), "latency_p95_ms": round(m["e2e_p95_ms"], 1),
+            "throughput_tok_s": round(m["throughput_tok_s"], 1),
+        },
+        "meets_sla": est.meets_sla, "rationale": _rationale(req, opt, est),
+        "evidence": catalog_evidence(req, opt) + ontology_evidence(req, opt),
+        "verify": render.verify_line(req, opt),
+    }
+
+
+def _rejected(plan: Plan) -> list[dict[str, str]]:
+    out = [r.as_dict() for r in plan.log.rejections.values()]
+    for label, reason in plan.misses[:MAX_MISSES_SHOWN]:
+        out.append({"option": label, "reason": reason, "source": "memory sizing (advisor.sizing)"})
+    return out
+
+
+def _nothing_fits_actions(req: Request, plan: Plan) -> list[str]:
+    actions = []
+    if plan.misses:
+        actions.append(f"add GPUs (more than {req.gpu_count} x {req.gpu.name}), use a larger-memory GPU, "
+                       f"or choose a smaller or pre-quantized model")
+        if "gpu_memory_utilization" not in req.flags:
+            actions.append("a higher gpu_memory_utilization may fit a tight setup, leaving less headroom for CUDA graphs "
+                           "(add enforce_eager) and other processes")
+    return actions
+
+
+def recommend(raw: dict[str, Any]) -> dict[str, Any]:
+    """Answer one advisor request; raises AdvisorInputError for input a person must fix."""
+    req = parse_request(raw)
+    plan = enumerate_options(req)
+    shortlist = sorted(plan.options, key=lambda o: _prerank_key(req, o))[:SHORTLIST]
+    ranked = sorted(((o, estimate(req, o)) for o in shortlist), key=lambda pair: _rank_key(req, *pair))
+    chosen = _distinct(ranked)
+    recommendations = [_recommendation(req, opt, est) for opt, est in chosen]
+    warnings = [*req.warnings, *plan.log.warnings]
+    actions = list(plan.log.actions)
+    if not recommendations:
+        warnings.append("no configuration of the requested engine(s) runs this model on this hardware; see 'rejected'")
+        actions += _nothing_fits_actions(req, plan)
+    elif req.sla.is_set() and not any(r["meets_sla"] for r in recommendations):
+        warnings.append("no configuration meets the SLA; the closest ones are listed")
+        actions.append("add GPUs or relax the SLA; a quantized or FP8-KV configuration may be faster")
+    return {
+        "input": req.normalised(), "feasible": bool(recommendations), "recommendations": recommendations,
+        "rejected": _rejected(plan), "actions": actions, "warnings": warnings,
+    }
