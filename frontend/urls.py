@@ -1,12 +1,23 @@
-"""Browser pages (server-rendered; see frontend/views.py)."""
+"""Browser pages (server-rendered; see frontend/views/)."""
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend import views
+from frontend.views import account, advisor, dashboard, papers, search, wiki
 
 app_name = "frontend"
 urlpatterns = [
-    path("", views.paper_list, name="paper-list"),
+    path("", dashboard.dashboard, name="dashboard"),
+    path("pipeline/", dashboard.pipeline_fragment, name="pipeline"),
+    path("papers/", papers.paper_list, name="paper-list"),
+    path("papers/<str:arxiv_id>/", papers.paper_page, name="paper"),
+    path("search/", search.search, name="search"),
+    path("parameters/", wiki.parameter_index, name="parameters"),
+    path("parameters/<str:name>/", wiki.parameter_page, name="parameter"),
+    path("entities/<str:key>/", wiki.entity_page, name="entity"),
+    path("advisor/", advisor.advisor_form, name="advisor"),
+    path("advisor/result/", advisor.advisor_result, name="advisor-result"),
+    path("account/", account.account, name="account"),
+    path("account/token/", account.rotate_token, name="rotate-token"),
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="/"), name="logout"),
 ]

@@ -7,6 +7,11 @@ from infrawiki.health import health
 urlpatterns = [
     path("health", health, name="health"),
     path("admin/", admin.site.urls),
+    path("api/", include(("infrawiki.api_urls", "api"))),
     path("digest/", include("papers.urls")),
     path("", include("frontend.urls")),
 ]
+
+# /api/ paths answer errors in the API's JSON shape, pages in the site layout.
+handler404 = "frontend.views.errors.not_found"
+handler500 = "frontend.views.errors.server_error"

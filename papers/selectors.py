@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 
-from papers.models import Paper, PaperAuthor, Section
+from papers.models import CodeRepo, Paper, PaperAuthor, Section
 from papers.models.digest import Subscription
 from papers.models.scoring import Score
 
@@ -20,22 +20,26 @@ from papers.models.scoring import Score
 # ---------------------------------------------------------------------------------------------
 
 PAPER_STATUSES = Paper.Status.choices
-_LATEST = Score.objects.filter(paper=OuterRef("pk"), is_latest=True)
 # Pipeline stages in order, with the statuses that mean a paper got at least that far.
 _REACHED = {
     "downloaded": ("downloaded", "parsed", "extracting", "waiting", "extracted"),
     "parsed": ("parsed", "extracting", "waiting", "extracted"),
     "extracted": ("extracted",),
 }
+LIST_FIELDS = ("arxiv_id", "version", "title", "published", "primary_category", "status", "failure_reason")
 PAPER_ORDERS = {"published": "published", "score": "score_total", "title": "title", "arxiv_id": "arxiv_id"}
 _STAGE_LABELS = {"downloaded": "PDF downloaded", "parsed": "Parsed", "extracted": "Facts extracted"}
 
 
 def with_latest_score(papers: QuerySet[Paper]) -> QuerySet[Paper]:
-    """Annotate each paper with its latest score's `score_total` and `score_tier` (None if unscored)."""
+    """Annotate each paper with its latest score's `score_total` and `score_tier` (None if unscored).
+
+    One LEFT JOIN on the latest score (at most one per paper, a database constraint), not a subquery per row.
+    """
     return papers.annotate(
-        score_total=Subquery(_LATEST.values("total")[:1]),
-        score_tier=Subquery(_LATEST.values("tier")[:1]),
+        latest=FilteredRelation("scores", condition=Q(scores__is_latest=True)),
+        score_total=F("latest__total"),
+        score_tier=F("latest__tier"),
     )
 
 
@@ -45,7 +49,7 @@ def paper_rows(*, search: str | None = None, status: str | None = None, category
 
     `order` is a key of PAPER_ORDERS, "-" first for descending; papers without a value sort last.
     """
-    papers = with_latest_score(Paper.objects.all())
+    papers = with_latest_score(Paper.objects.only(*LIST_FIELDS))
     if search:
         papers = papers.filter(Q(title__icontains=search) | Q(abstract__icontains=search) | Q(arxiv_id=search))
     if status:
@@ -104,6 +108,24 @@ def pipeline_status() -> dict[str, Any]:
     ]
     stages.append({"key": "scored", "label": "Scored", "done": Score.objects.filter(is_latest=True).count()})
     return {"total": total, "stages": stages, "failed": by_status.get("failed", 0), "by_status": by_status}
+
+
+def latest_scores(*, tier: str | None = None, quadrant: str | None = None,
+                  min_total: float | None = None) -> QuerySet[Score]:
+    """Each paper's latest scorecard, best first."""
+    scores = Score.objects.filter(is_latest=True).select_related("paper")
+    if tier:
+        scores = scores.filter(tier=tier)
+    if quadrant:
+        scores = scores.filter(quadrant=quadrant)
+    if min_total is not None:
+        scores = scores.filter(total__gte=min_total)
+    return scores.order_by("-total", "paper__arxiv_id")
+
+
+def repo_rows() -> QuerySet[CodeRepo]:
+    """Code repositories by name."""
+    return CodeRepo.objects.order_by("full_name")
 
 
 def subscription_for_user(user: Any) -> Subscription | None:

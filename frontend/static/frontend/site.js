@@ -1,6 +1,7 @@
 /* Progressive enhancement for every page; each page works without it.
    - [data-copy]: a button that copies the text of the element it names to the clipboard.
-   - form[data-busy]: disables the submit button while the request runs (no double submits). */
+   - form[data-busy]: disables the submit button while the request runs (no double submits).
+   - [data-refresh]: a panel that reloads itself from its URL every 10 s while the tab is visible. */
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -20,4 +21,18 @@
     var submit = form.querySelector("[type=submit]");
     if (submit) { submit.disabled = true; submit.setAttribute("aria-busy", "true"); }
   });
+  function refresh(panel) {
+    if (document.hidden) { return; }
+    fetch(panel.getAttribute("data-refresh"), {headers: {"Accept": "text/html"}})
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html) { return; }
+        var next = new DOMParser().parseFromString(html, "text/html").body.firstElementChild;
+        if (next && next.id === panel.id) { panel.replaceWith(next); }
+      })
+      .catch(function () { /* keep the last good panel; try again next tick */ });
+  }
+  setInterval(function () {
+    document.querySelectorAll("[data-refresh]").forEach(refresh);
+  }, 10000);
 })();

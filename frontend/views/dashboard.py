@@ -1,0 +1,37 @@
+"""The dashboard (/): new this week, top scored, pipeline status with the progress of running jobs.
+
+`pipeline_fragment` serves the pipeline panel alone, so the page can refresh it every few seconds
+(site.js) without reloading the rest.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from ontology import selectors as ontology_selectors
+from papers import selectors as paper_selectors
+
+
+def _pipeline_context() -> dict:
+    return {
+        "pipeline": paper_selectors.pipeline_status(),
+        "running": ontology_selectors.running_extractions(limit=10),
+    }
+
+
+def dashboard(request: HttpRequest) -> HttpResponse:
+    since = timezone.now() - timedelta(days=7)
+    context = {
+        "new_papers": paper_selectors.papers_new_since(since, limit=20),
+        "top_scored": paper_selectors.top_scored_papers(limit=10),
+        "since": since,
+        **_pipeline_context(),
+    }
+    return render(request, "frontend/dashboard.html", context)
+
+
+def pipeline_fragment(request: HttpRequest) -> HttpResponse:
+    return render(request, "frontend/_pipeline.html", _pipeline_context())

@@ -1,0 +1,72 @@
+"""The review queue (/review/): editors verify, reject or edit extracted facts; every change is a
+revision (ontology.services), shown on the fact's page with who, when and before → after."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from frontend.forms import FactEditForm
+from infrawiki.permissions import is_editor
+from ontology import selectors as ontology_selectors
+from ontology import services as ontology_services
+
+PAGE_SIZE = 20
+
+
+def review_queue(request: HttpRequest) -> HttpResponse:
+    status = request.GET.get("status", "extracted")
+    facts = ontology_selectors.review_queue(status=status)
+    page = Paginator(facts, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "frontend/review_queue.html", {
+        "page": page, "status": status, "can_review": is_editor(request.user),
+    })
+
+
+def fact_page(request: HttpRequest, fact_id: int) -> HttpResponse:
+    fact = ontology_selectors.fact_with_history(fact_id)
+    if fact is None:
+        raise Http404(f"No fact #{fact_id}")
+    can_review = is_editor(request.user)
+    form = None
+    if request.method == "POST":
+        if not can_review:
+            raise PermissionDenied("Only editors can edit facts.")
+        form = FactEditForm(request.POST)
+        if form.is_valid():
+            ontology_services.edit_fact(fact, user=request.user, changes=form.changes(),
+                                        note=form.cleaned_data["note"])
+            messages.success(request, f"Fact #{fact.id} saved; the change is in its history.")
+            return redirect("frontend:fact", fact_id=fact.id)
+    elif can_review:
+        form = FactEditForm(initial={f: getattr(fact, f) for f in FactEditForm.base_fields if f != "note"})
+    return render(request, "frontend/fact_detail.html", {"fact": fact, "form": form, "can_review": can_review})
+
+
+def _back(request: HttpRequest, fallback: str) -> HttpResponse:
+    target = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return redirect(target)
+    return redirect(fallback)
+
+
+@require_POST
+def review_fact(request: HttpRequest, fact_id: str, action: str) -> HttpResponse:
+    """Verify or reject one fact (POST from the queue, the paper page or the fact page)."""
+    if not is_editor(request.user):
+        raise PermissionDenied("Only editors can review facts.")
+    fact = ontology_selectors.fact_with_history(int(fact_id))
+    if fact is None:
+        raise Http404(f"No fact #{fact_id}")
+    note = request.POST.get("note", "")[:500]
+    if action == "verify":
+        ontology_services.verify_fact(fact, user=request.user, note=note)
+        messages.success(request, f"Fact #{fact.id} verified.")
+    else:
+        ontology_services.reject_fact(fact, user=request.user, note=note)
+        messages.success(request, f"Fact #{fact.id} rejected.")
+    return _back(request, "frontend:review")

@@ -1,0 +1,27 @@
+"""The REST API's URL map, included at /api/ (namespace "api"): endpoints, OpenAPI schema, docs.
+
+Session authentication serves the browser (CSRF-checked), tokens serve tools: POST /api/auth/token/
+with username and password returns `{"token": ...}`; send it as `Authorization: Token <key>`.
+"""
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter
+
+from papers.api import MySubscriptionView, PaperViewSet, RepoViewSet, ScoreViewSet
+
+router = DefaultRouter()
+router.register("papers", PaperViewSet, basename="paper")
+router.register("scores", ScoreViewSet, basename="score")
+router.register("repositories", RepoViewSet, basename="repository")
+
+urlpatterns = [
+    path("", include(router.urls)),
+    path("advisor/", include("advisor.urls")),
+    path("me/subscription/", MySubscriptionView.as_view(), name="my-subscription"),
+    path("auth/token/", obtain_auth_token, name="token"),
+    path("advisor/", include("advisor.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+]

@@ -1,0 +1,9 @@
+"""Fixtures for the page tests: the web test data (users and a small corpus)."""
+import pytest
+
+from tests.frontend.data import WebData, make_web_data
+
+
+@pytest.fixture
+def web(db) -> WebData:
+    return make_web_data()

@@ -1,0 +1,47 @@
+"""The advisor form and its result page: command, memory chart, latency bars, rejected options, errors."""
+import re
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+QUERY = {"gpu": "A100-SXM4-40GB", "gpu_count": "1", "cuda": "12.1", "model": "meta-llama/Llama-3.1-8B-Instruct",
+         "prompt_tokens": "1024", "output_tokens": "256", "concurrency": "16", "p95_latency_ms": "5000"}
+
+
+def test_the_form_labels_every_field(client):
+    html = client.get("/advisor/").content.decode()
+    for name in QUERY:
+        assert re.search(rf'<label for="id_{name}">', html), name
+        assert f'id="id_{name}"' in html
+
+
+def test_a_result_has_a_copyable_command_and_a_memory_chart_with_its_numbers(client):
+    response = client.get("/advisor/result/", QUERY)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'class="command"' in html and 'data-copy="command-1"' in html
+    assert html.count('class="mem-segment"') >= 2  # weights and KV cache at least
+    assert re.search(r"<th scope=\"row\">weights</th><td class=\"num\">\d", html)
+    assert 'class="latency-bar"' in html and "p95" in html
+    assert "out of 40 GiB" in html
+
+
+def test_an_impossible_request_explains_itself(client):
+    response = client.get("/advisor/result/", {**QUERY, "gpu": "T4", "model": "meta-llama/Llama-3.1-70B-Instruct"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Options ruled out" in html or "Nothing fits" in html
+
+
+def test_an_unknown_gpu_comes_back_to_the_form_with_the_advisors_hint(client):
+    response = client.get("/advisor/result/", {**QUERY, "gpu": "Potato 9000"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'role="alert"' in html and "Potato 9000" in html
+    assert 'value="meta-llama/Llama-3.1-8B-Instruct"' in html, "the form keeps what was typed"
+
+
+def test_a_missing_required_field_is_reported_next_to_it(client):
+    response = client.get("/advisor/result/", {**QUERY, "model": ""})
+    assert response.status_code == 400
+    assert "This field is required." in response.content.decode()
