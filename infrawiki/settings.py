@@ -147,8 +147,14 @@ ARXIV_QUERY = env_str(
     "ARXIV_QUERY",
     '(cat:cs.DC OR cat:cs.LG OR cat:cs.CL) AND (abs:"LLM serving" OR abs:"inference serving" OR abs:"KV cache")',
 )
+ARXIV_PAGE_SIZE = env_int("ARXIV_PAGE_SIZE", 100, minimum=1)
+ARXIV_MAX_RESULTS = env_int("ARXIV_MAX_RESULTS", 500, minimum=1)
+# The nightly crawl reads newest first and stops after this many pages that brought nothing new.
+ARXIV_STOP_AFTER_EMPTY_PAGES = env_int("ARXIV_STOP_AFTER_EMPTY_PAGES", 2, minimum=1)
 GITHUB_API_URL = env_url("GITHUB_API_URL", "https://api.github.com", schemes=("http", "https"))
 GITHUB_TOKEN = env_str("GITHUB_TOKEN")
+# Only for tests that replay downloads from a loopback server; never set in production.
+DOWNLOAD_ALLOW_LOOPBACK = env_bool("DOWNLOAD_ALLOW_LOOPBACK", False)
 PDF_MAX_BYTES = env_int("PDF_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
 DOWNLOAD_TIMEOUT_S = env_float("DOWNLOAD_TIMEOUT_S", 60.0, minimum=1.0)
 DOWNLOAD_ALLOWED_HOSTS = env_list(

@@ -14,6 +14,44 @@ from papers.models import CodeRepo, Paper, PaperAuthor, Section
 from papers.models.digest import Subscription
 from papers.models.scoring import Score
 
+# papers (helper "papers"): the contract reads and the pipeline's status counts.
+
+
+def paper_list(*, status: str | None = None, search: str | None = None, limit: int | None = None) -> QuerySet[Paper]:
+    """Papers newest first, optionally by pipeline status or a title/abstract/id search."""
+    papers = Paper.objects.all()
+    if status:
+        papers = papers.filter(status=status)
+    if search:
+        papers = papers.filter(Q(title__icontains=search) | Q(abstract__icontains=search) | Q(arxiv_id=search))
+    papers = papers.order_by(F("published").desc(nulls_last=True), "arxiv_id")
+    return papers[:limit] if limit else papers
+
+
+def paper_detail(arxiv_id: str) -> Paper | None:
+    """One paper by arXiv id with authors, sections, tables, repos and pipeline events prefetched."""
+    return (
+        Paper.objects.filter(arxiv_id=arxiv_id)
+        .prefetch_related(
+            Prefetch("paperauthor_set", queryset=PaperAuthor.objects.select_related("author")),
+            Prefetch("sections", queryset=Section.objects.order_by("order")),
+            "tables", "repos", "events",
+        )
+        .first()
+    )
+
+
+def pipeline_counts() -> dict[str, int]:
+    """How many papers are in each pipeline status (every status present, zero when none)."""
+    counts = dict(Paper.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    return {status: counts.get(status, 0) for status, _ in Paper.Status.choices}
+
+
+def failed_papers(limit: int = 50) -> QuerySet[Paper]:
+    """Papers whose pipeline stopped, with the stage and the reason, most recently changed first."""
+    return Paper.objects.filter(status=Paper.Status.FAILED).order_by("-updated_at")[:limit]
+
+
 # ---------------------------------------------------------------------------------------------
 # web: reads for the browser pages and the REST API (helper "web"). One query per list, so list
 # pages and endpoints keep a fixed query count however many rows they show.

@@ -1,10 +1,116 @@
-"""Celery tasks of the papers app (autodiscovered as `papers.tasks`).
+"""Celery tasks of the papers app (autodiscovered as `papers.tasks`): thin wrappers that load by id
+and call a service.
+
+Pipeline: crawl_arxiv_task (nightly beat) → for each new or newer paper a chain
+download_pdf_task → parse_pdf_task → (by name) "ontology.tasks.extract_paper_task".
+GitHub: crawl_github_task → fetch_repo_task per repo, retried when GitHub rate-limits.
+Transient errors retry with exponential backoff and jitter; when retries run out, or on a
+permanent error, the reason is recorded on the paper (status "failed") and the chain stops there.
 
 The scoring and digest tasks live beside their services and are imported here so the worker
 registers them under their contract names "papers.tasks.score_paper_task" and
 "papers.tasks.send_digests_task".
 """
-from papers.digest.tasks import send_digests_task
-from papers.scoring.tasks import score_paper_task
+from __future__ import annotations
 
-__all__ = ["score_paper_task", "send_digests_task"]
+import logging
+import random
+
+import arxiv
+import requests
+from celery import chain, shared_task
+
+from infrawiki.celery import app
+from papers.clients.download import DownloadError
+from papers.clients.github import RateLimited
+from papers.digest.tasks import send_digests_task
+from papers.models import Paper
+from papers.scoring.tasks import score_paper_task
+from papers.services import crawl_arxiv, download_paper_pdf, fail_paper, parse_paper_pdf
+from papers.services.github import repos_to_sync, sync_repo
+
+__all__ = [
+    "crawl_arxiv_task", "crawl_github_task", "download_pdf_task", "fetch_repo_task", "parse_pdf_task",
+    "pipeline_for", "score_paper_task", "send_digests_task",
+]
+log = logging.getLogger(__name__)
+TRANSIENT_ARXIV = (requests.ConnectionError, requests.Timeout, arxiv.HTTPError, arxiv.UnexpectedEmptyPageError)
+
+
+def backoff_s(retries: int, base: float = 10.0, cap: float = 900.0) -> int:
+    """Exponential backoff with jitter: ~10 s, 20 s, 40 s ... capped at 15 minutes."""
+    return int(min(cap, base * 2 ** retries) * random.uniform(0.8, 1.2))
+
+
+def pipeline_for(paper_id: int):
+    """The per-paper chain after a crawl: download, then parse (which hands over to the ontology)."""
+    return chain(download_pdf_task.si(paper_id), parse_pdf_task.si(paper_id))
+
+
+@shared_task(bind=True, name="papers.tasks.crawl_arxiv_task", max_retries=4)
+def crawl_arxiv_task(self, query: str | None = None, max_results: int | None = None) -> dict:
+    """Crawl arXiv, then start the PDF pipeline for every paper that is new or has a newer version."""
+    try:
+        report = crawl_arxiv(query, max_results)
+    except TRANSIENT_ARXIV as exc:
+        raise self.retry(exc=exc, countdown=backoff_s(self.request.retries, base=60)) from exc
+    for arxiv_id in report.new + report.updated:
+        paper_id = Paper.objects.filter(arxiv_id=arxiv_id).values_list("pk", flat=True).first()
+        if paper_id is not None:
+            pipeline_for(paper_id).apply_async()
+    log.info("arXiv crawl: %s", report.summary())
+    return {"new": report.new, "updated": report.updated, "errors": report.errors, "pages": report.pages}
+
+
+@shared_task(bind=True, name="papers.tasks.download_pdf_task", max_retries=5)
+def download_pdf_task(self, paper_id: int) -> int | None:
+    """Download the paper's PDF; idempotent (a paper already parsed for this version is skipped)."""
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return None
+    try:
+        return paper_id if download_paper_pdf(paper) else None
+    except DownloadError as exc:
+        if self.request.retries >= self.max_retries:
+            fail_paper(paper, "download", f"{exc.reason} (gave up after {self.max_retries} retries)")
+            return None
+        raise self.retry(exc=exc, countdown=backoff_s(self.request.retries)) from exc
+
+
+@shared_task(name="papers.tasks.parse_pdf_task")
+def parse_pdf_task(paper_id: int) -> dict:
+    """Parse a downloaded PDF; on success hand the paper to the ontology's extraction by task name."""
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None or paper.status != Paper.Status.DOWNLOADED:
+        return {"paper_id": paper_id, "skipped": paper.status if paper else "missing"}
+    parsed = parse_paper_pdf(paper)
+    if parsed is None:
+        return {"paper_id": paper_id, "failed": paper.failure_reason}
+    app.send_task("ontology.tasks.extract_paper_task", args=[paper_id])
+    return {"paper_id": paper_id, "sections": len(parsed.sections), "tables": len(parsed.tables)}
+
+
+@shared_task(bind=True, name="papers.tasks.fetch_repo_task", max_retries=6)
+def fetch_repo_task(self, full_name: str) -> dict:
+    """Refresh one GitHub repository; when rate-limited, retry after the reset GitHub announced."""
+    try:
+        report = sync_repo(full_name)
+    except RateLimited as exc:
+        if self.request.retries >= self.max_retries:
+            return {"repo": full_name, "error": f"{exc} (gave up after {self.max_retries} retries)"}
+        raise self.retry(exc=exc, countdown=exc.wait_s) from exc
+    except (requests.ConnectionError, requests.Timeout, requests.HTTPError) as exc:
+        if self.request.retries >= self.max_retries:
+            return {"repo": full_name, "error": f"GitHub unreachable: {exc}"}
+        raise self.retry(exc=exc, countdown=backoff_s(self.request.retries)) from exc
+    return {"repo": report.full_name, "changed": report.changed, "linked": report.linked_papers,
+            "error": report.error}
+
+
+@shared_task(name="papers.tasks.crawl_github_task")
+def crawl_github_task() -> int:
+    """Queue a refresh of every known repository."""
+    names = repos_to_sync()
+    for full_name in names:
+        fetch_repo_task.delay(full_name)
+    return len(names)

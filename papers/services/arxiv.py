@@ -1,0 +1,146 @@
+"""Writing arXiv metadata: create papers, replace one only by a newer version, link code repos.
+
+Runs from the nightly crawl task and `crawl_arxiv` (live API or saved answers). Each run returns
+a CrawlReport that says what changed, so the command can print it and the task can log it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import arxiv
+from django.conf import settings
+from django.db import transaction
+
+from papers.clients.arxiv import ArxivError, make_client, read_atom_file, search_pages
+from papers.links import github_repos, split_version
+from papers.models import Author, CodeRepo, Paper, PaperAuthor, PaperRepo
+from papers.services.events import record_event
+
+
+@dataclass
+class CrawlReport:
+    new: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    pages: int = 0
+    errors: list[str] = field(default_factory=list)
+    stopped_early: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.new or self.updated)
+
+    def summary(self) -> str:
+        text = (f"{len(self.new)} new, {len(self.updated)} updated to a newer version, "
+                f"{len(self.unchanged)} unchanged ({self.pages} page(s) read)")
+        if self.stopped_early:
+            text += "; stopped early: nothing new on the last pages"
+        return text
+
+
+def _set_authors(paper: Paper, names: list[str]) -> None:
+    PaperAuthor.objects.filter(paper=paper).delete()
+    for position, name in enumerate(names):
+        author, _ = Author.objects.get_or_create(name=name[:300])
+        PaperAuthor.objects.get_or_create(paper=paper, author=author, defaults={"position": position})
+
+
+def link_code(paper: Paper, full_names: list[str], source: str) -> list[CodeRepo]:
+    """Link `paper` to each GitHub repo (created when new); an existing link keeps its source."""
+    repos = []
+    for full_name in full_names:
+        repo = CodeRepo.objects.filter(full_name__iexact=full_name).first()
+        if repo is None:
+            repo = CodeRepo.objects.create(full_name=full_name, html_url=f"https://github.com/{full_name}")
+        PaperRepo.objects.get_or_create(paper=paper, repo=repo, defaults={"source": source})
+        repos.append(repo)
+    return repos
+
+
+def upsert_result(result: arxiv.Result) -> str:
+    """Store one arXiv entry. Returns "new", "updated" (a newer version replaced the row) or "unchanged"."""
+    arxiv_id, version = split_version(result.get_short_id())
+    text = f"{result.summary}\n{result.comment or ''}"
+    code_urls = [f"https://github.com/{name}" for name in github_repos(text)]
+    fields = {
+        "version": version,
+        "title": " ".join(result.title.split()),
+        "abstract": " ".join(result.summary.split()),
+        "published": result.published,
+        "updated": result.updated,
+        "primary_category": result.primary_category or "",
+        "categories": list(result.categories),
+        "comment": result.comment or "",
+        "journal_ref": result.journal_ref or "",
+        "doi": result.doi or "",
+        "pdf_url": result.pdf_url or "",
+        "code_urls": code_urls,
+    }
+    with transaction.atomic():
+        paper = Paper.objects.select_for_update().filter(arxiv_id=arxiv_id).first()
+        if paper is not None and paper.version >= version:
+            return "unchanged"
+        outcome = "new" if paper is None else "updated"
+        if paper is None:
+            paper = Paper.objects.create(arxiv_id=arxiv_id, **fields)
+        else:
+            old_version = paper.version
+            if old_version >= 1:  # a new version has a new PDF: the pipeline starts again for it
+                fields.update(status=Paper.Status.NEW, failure_stage="", failure_reason="")
+            Paper.objects.filter(pk=paper.pk).update(**fields)
+            paper.refresh_from_db()
+            was = f"v{old_version}" if old_version else "seed entry"
+            record_event(stage="crawl", paper=paper, message=f"{was} replaced by arXiv metadata of v{version}")
+        _set_authors(paper, [author.name for author in result.authors])
+        link_code(paper, github_repos(text), PaperRepo.Source.ABSTRACT)
+    return outcome
+
+
+def _store(results: list[arxiv.Result], report: CrawlReport) -> int:
+    """Upsert a page of results into the report; returns how many were new or updated."""
+    changed = 0
+    for result in results:
+        outcome = upsert_result(result)
+        arxiv_id = split_version(result.get_short_id())[0]
+        getattr(report, outcome).append(arxiv_id)
+        changed += outcome != "unchanged"
+    return changed
+
+
+def crawl_arxiv(query: str | None = None, max_results: int | None = None, *, page_size: int | None = None,
+                stop_after_empty_pages: int | None = None) -> CrawlReport:
+    """Search arXiv newest first, politely (settings.ARXIV_DELAY_S between requests); stop after
+    `stop_after_empty_pages` consecutive pages that brought nothing new. Permanent API errors are
+    recorded in the report; transient ones (network, 5xx, empty pages) propagate for a retry."""
+    report = CrawlReport()
+    client = make_client(settings.ARXIV_API_URL, settings.ARXIV_DELAY_S, page_size or settings.ARXIV_PAGE_SIZE)
+    empty_in_a_row = 0
+    limit = stop_after_empty_pages or settings.ARXIV_STOP_AFTER_EMPTY_PAGES
+    try:
+        for page in search_pages(client, query or settings.ARXIV_QUERY, max_results or settings.ARXIV_MAX_RESULTS):
+            report.pages += 1
+            empty_in_a_row = 0 if _store(page.results, report) else empty_in_a_row + 1
+            if empty_in_a_row >= limit:
+                report.stopped_early = True
+                break
+    except ArxivError as exc:
+        report.errors.append(str(exc))
+        record_event(stage="crawl", message=str(exc), error=True)
+    return report
+
+
+def import_atom_files(paths: list[Path]) -> CrawlReport:
+    """Ingest saved API answers; a bad file is reported and the others are still imported."""
+    report = CrawlReport()
+    for path in paths:
+        try:
+            results = read_atom_file(path)
+        except (ArxivError, OSError) as exc:
+            message = str(exc) if isinstance(exc, ArxivError) else f"cannot read {path}: {exc}"
+            report.errors.append(message)
+            record_event(stage="crawl", message=message, error=True)
+            continue
+        report.pages += 1
+        _store(results, report)
+    return report

@@ -1,0 +1,134 @@
+"""PDF steps of the pipeline: download (safely), store by sha256, parse into sections and tables.
+
+Called by the Celery tasks (download_pdf_task, parse_pdf_task) and `ingest_pdf`. Idempotent:
+a PDF is stored once per sha256, and a paper already parsed from the same sha256 is not parsed
+again (so nothing derived from its sections is thrown away by a re-run).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from papers.clients.download import DownloadError, DownloadPolicy, fetch_pdf
+from papers.links import github_repos
+from papers.models import Paper, PaperRepo, Section, Table
+from papers.pdf import ParsedPdf, PdfError, parse_pdf
+from papers.services.arxiv import link_code
+from papers.services.events import advance_paper, fail_paper, record_event
+
+_PARSED_OR_LATER = {Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED}
+
+
+def pdf_dir() -> Path:
+    path = Path(settings.DATA_DIR) / "pdfs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def store_pdf(content: bytes) -> tuple[str, Path]:
+    """Write `content` under DATA_DIR/pdfs/<sha256>.pdf (atomically, once); returns (sha256, path)."""
+    sha = hashlib.sha256(content).hexdigest()
+    target = pdf_dir() / f"{sha}.pdf"
+    if not target.exists():
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.replace(tmp, target)
+    return sha, target
+
+
+def download_policy() -> DownloadPolicy:
+    return DownloadPolicy(
+        allowed_hosts=list(settings.DOWNLOAD_ALLOWED_HOSTS), max_bytes=settings.PDF_MAX_BYTES,
+        timeout_s=settings.DOWNLOAD_TIMEOUT_S, allow_loopback=settings.DOWNLOAD_ALLOW_LOOPBACK,
+    )
+
+
+def download_paper_pdf(paper: Paper) -> bool:
+    """Fetch the paper's PDF. True when a PDF is stored (now or already); False on a permanent failure
+    (recorded on the paper). Transient DownloadErrors propagate so the task can retry them."""
+    if not paper.pdf_url:
+        fail_paper(paper, "download", "the paper has no PDF link; add pdf_url or ingest a PDF file")
+        return False
+    try:
+        content = fetch_pdf(paper.pdf_url, download_policy())
+    except DownloadError as exc:
+        if not exc.permanent:
+            raise
+        fail_paper(paper, "download", exc.reason)
+        return False
+    sha, path = store_pdf(content)
+    if sha == paper.pdf_sha256 and paper.status in _PARSED_OR_LATER:
+        record_event(stage="download", paper=paper, message=f"PDF unchanged (sha256 {sha[:12]})")
+        return True
+    advance_paper(paper, Paper.Status.DOWNLOADED, "download", f"stored {len(content):,} bytes, sha256 {sha[:12]}",
+                  pdf_sha256=sha, pdf_path=str(path))
+    return True
+
+
+def save_parsed(paper: Paper, parsed: ParsedPdf, sha: str, path: Path) -> None:
+    """Replace the paper's sections and tables with `parsed` and mark it parsed, in one transaction."""
+    with transaction.atomic():
+        Section.objects.filter(paper=paper).delete()
+        Table.objects.filter(paper=paper).delete()
+        Section.objects.bulk_create([
+            Section(paper=paper, order=i, number=s.number[:20], title=s.title, page_start=s.page_start,
+                    page_end=s.page_end, text=s.text)
+            for i, s in enumerate(parsed.sections)
+        ])
+        Table.objects.bulk_create([
+            Table(paper=paper, order=i, page=t.page, caption=t.caption, n_rows=t.n_rows, n_cols=t.n_cols, cells=t.cells)
+            for i, t in enumerate(parsed.tables)
+        ])
+        extra = {"abstract": parsed.abstract} if parsed.abstract and not paper.abstract else {}
+        if parsed.title and (not paper.title or paper.title.startswith("(untitled")):
+            extra["title"] = parsed.title
+        advance_paper(paper, Paper.Status.PARSED, "parse",
+                      f"{len(parsed.sections)} sections, {len(parsed.tables)} tables, {parsed.page_count} pages",
+                      pdf_sha256=sha, pdf_path=str(path), page_count=parsed.page_count,
+                      environment=parsed.environment, **extra)
+        link_code(paper, github_repos(parsed.abstract), PaperRepo.Source.PDF)
+
+
+def parse_paper_pdf(paper: Paper) -> ParsedPdf | None:
+    """Parse the stored PDF of `paper`; None on a permanent failure (recorded on the paper)."""
+    path = Path(paper.pdf_path)
+    if not paper.pdf_path or not path.exists():
+        fail_paper(paper, "parse", f"the stored PDF {paper.pdf_path or '(none)'} is missing; download it again")
+        return None
+    try:
+        parsed = parse_pdf(path)
+    except PdfError as exc:
+        fail_paper(paper, "parse", exc.reason)
+        return None
+    save_parsed(paper, parsed, paper.pdf_sha256 or hashlib.sha256(path.read_bytes()).hexdigest(), path)
+    return parsed
+
+
+def ingest_pdf(path: str | Path, arxiv_id: str | None = None) -> Paper:
+    """Parse and store a local PDF (the `ingest_pdf` command). Raises PdfError for a bad file;
+    nothing stored is changed then. The same file ingested twice is parsed once."""
+    content = Path(path).read_bytes()
+    sha = hashlib.sha256(content).hexdigest()
+    existing = Paper.objects.filter(pdf_sha256=sha, status__in=_PARSED_OR_LATER)
+    if arxiv_id:
+        existing = existing.filter(arxiv_id=arxiv_id)
+    if existing.exists():
+        return existing.first()
+    started = time.perf_counter()
+    parsed = parse_pdf(path)
+    parse_s = time.perf_counter() - started
+    _, stored = store_pdf(content)
+    key = arxiv_id or parsed.arxiv_id or f"sha256:{sha[:16]}"
+    paper, created = Paper.objects.get_or_create(
+        arxiv_id=key, defaults={"title": parsed.title or "(untitled PDF)", "version": parsed.arxiv_version or 0},
+    )
+    save_parsed(paper, parsed, sha, stored)
+    paper.parse_s = parse_s
+    return paper
