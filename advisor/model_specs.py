@@ -49,6 +49,7 @@ class ModelSpec:
     tied_embeddings: bool = False
     special: tuple[str, ...] = field(default=())
     base_id: str | None = None
+    catalog_id: str | None = None
     estimated: bool = False
 
     @property
@@ -97,6 +98,7 @@ def _spec(entry: dict[str, Any], **overrides: Any) -> ModelSpec:
         kv_lora_rank=entry.get("kv_lora_rank", 0), qk_rope_head_dim=entry.get("qk_rope_head_dim", 0),
         quantization=entry.get("quantization"), weight_bits=float(entry.get("weight_bits", 16)),
         tied_embeddings=bool(entry.get("tied_embeddings")), special=tuple(entry.get("special", ())),
+        catalog_id=entry["id"],
     )
     return replace(spec, **overrides) if overrides else spec
 
@@ -119,6 +121,13 @@ def _name_tokens(model_id: str) -> frozenset[str]:
     name = model_id.split("/")[-1].lower()
     parts = [p for p in re.split(r"[-_.\s]+", name) if p]
     return frozenset(p for p in parts if p not in _IGNORED and p not in QUANT_MARKERS)
+
+
+def quantized_checkpoints(catalog_id: str | None) -> list[dict[str, Any]]:
+    """Published pre-quantized checkpoints of a catalog model (id, quantization, weight_bits, source)."""
+    if not catalog_id:
+        return []
+    return [e for e in _entries().values() if e.get("base") == catalog_id]
 
 
 def _quant_marker(model_id: str) -> tuple[str, float] | None:
@@ -190,7 +199,8 @@ def resolve_model(model_id: str) -> tuple[ModelSpec | None, list[str]]:
     proxy = _nearest_dense(total)
     p_total, _, p_embed = _count(proxy)
     spec = _spec(proxy, id=model_id.strip(), params_total=total, params_active=active,
-                 embedding_params=p_embed * min(1.0, total / p_total), estimated=True, source=proxy["source"])
+                 embedding_params=p_embed * min(1.0, total / p_total), estimated=True, source=proxy["source"],
+                 catalog_id=None)
     if quant:
         spec = replace(spec, quantization=quant[0], weight_bits=float(quant[1]))
     warnings = [f"'{model_id}' is not in the catalog: sized from the {total / 1e9:g}B parameters in its name, "

@@ -109,8 +109,13 @@ def _engine_options(req: Request, eid: str, plan: Plan) -> None:
         return
     env, notes = rules.attention_env(eid, eng, version.version, req.gpu, req.model)
     chunked = _chunked(eid, eng, version.version)
-    for dtype in rules.dtype_choices(eid, eng, req.gpu, req.model, req.flags, log):
+    seen: set[tuple] = set()
+    for model_dtype in rules.dtype_choices(eid, eng, req.gpu, req.model, req.flags, log):
         for quant in rules.quant_choices(eid, eng, version.version, req.gpu, req.model, req.flags, log):
+            dtype = rules.quant_dtype(model_dtype, quant, log)
+            if (dtype, quant) in seen:
+                continue
+            seen.add((dtype, quant))
             for kv in rules.kv_choices(eid, eng, version.version, req.gpu, req.flags, log):
                 for tp, pp in rules.layouts(eid, eng, req.model, req.gpu_count, quant, req.flags, log):
                     if quant.online_full_weights:

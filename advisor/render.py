@@ -82,10 +82,11 @@ def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
     eng = engines()[opt.engine]
     serve = eng["serve"]
     template = serve.get("before_0.5.0") if "before_0.5.0" in serve and not at_least(opt.version.version, "0.5.0") else serve["default"]
-    model = req.model.id
+    model = opt.quant.checkpoint_id or req.model.id
     base = template.format(model=model, image=opt.version.entry.get("image", ""),
                            gguf=f"{model.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
-    shown = {k: v for k, v in flags.items() if not (k in ("tensor_parallel_size", "tp", "tp_size", "num_shard") and v == 1)}
+    parallel = {"tensor_parallel_size", "pipeline_parallel_size", "tp", "tp_size", "pp_size", "num_shard"}
+    shown = {k: v for k, v in flags.items() if not (k in parallel and v == 1)}
     if opt.engine == "llama.cpp":
         shown = {k: v for k, v in shown.items() if k in {"ctx_size", "parallel", "split_mode"}}
     env = " ".join(f"{k}={v}" for k, v in opt.env)
@@ -104,7 +105,7 @@ def verify_line(req: Request, opt: Option) -> str:
     verify = eng["verify"]
     template = verify.get("before_0.10.0") if "before_0.10.0" in verify and not at_least(opt.version.version, "0.10.0") else verify["default"]
     w = req.workload
-    return template.format(model=req.model.id, prompt=w.prompt_tokens, output=w.output_tokens,
+    return template.format(model=opt.quant.checkpoint_id or req.model.id, prompt=w.prompt_tokens, output=w.output_tokens,
                            concurrency=w.concurrency, n=max(10 * w.concurrency, 100),
                            gguf=f"{req.model.id.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.catalog import Gpu
-from advisor.model_specs import ModelSpec
+from advisor.model_specs import ModelSpec, quantized_checkpoints
 from advisor.validation import Request
 from advisor.versions import at_least, at_most, vkey
 
@@ -45,13 +45,20 @@ class VersionChoice:
 
 @dataclass(frozen=True)
 class QuantChoice:
-    """A weight format: `method` is the engine's own name, `label` what the answer reports."""
+    """A weight format: `method` is the engine's own name, `label` what the answer reports.
+
+    `checkpoint_id` names a published pre-quantized checkpoint to serve instead of the original;
+    `self_quantize` means nobody publishes one the catalog knows, so the operator must quantize first.
+    """
 
     method: str | None
     label: str | None
     bits: float
     compute: str
-    checkpoint: bool = False
+    act_dtypes: tuple[str, ...] = ()
+    act_source: str | None = None
+    checkpoint_id: str | None = None
+    self_quantize: bool = False
     online_full_weights: bool = False
     source: str | None = None
     quote: str | None = None
@@ -196,57 +203,86 @@ def dtype_choices(eid: str, eng: dict[str, Any], gpu: Gpu, model: ModelSpec, fla
     return []
 
 
-def _quant(eid: str, eng: dict[str, Any], name: str, spec: dict[str, Any]) -> QuantChoice:
-    compute = "fp8" if name == "fp8" else ("int8" if name == "int8_sq" else "fp16")
-    return QuantChoice(method=name, label=spec.get("report_as", name), bits=float(spec["bits"]), compute=compute,
-                       checkpoint=bool(spec.get("checkpoint")), online_full_weights=bool(spec.get("online_needs_full_weights")),
-                       source=spec.get("online_source") if spec.get("online_needs_full_weights") else spec.get("source"),
-                       quote=spec.get("online_quote") or spec.get("quote"))
-
-
-def _quant_allowed(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, name: str, spec: dict[str, Any],
-                   prequantized: bool, log: RuleLog) -> bool:
+def _allowed(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, name: str, spec: dict[str, Any],
+             log: RuleLog) -> str | None:
+    """The compute precision the method runs at on this GPU and release, or None (rejected)."""
     label = f"{eid} {spec.get('report_as', name)}"
     since = spec.get("since")
     if since and not at_least(version, since):
         log.reject(label, f"{name} is available from {eng['name']} {since}", spec.get("source"))
-        return False
-    min_cc = spec["min_cc"]
-    if prequantized and spec.get("weight_only_min_cc") and at_least(version, spec.get("weight_only_since")):
-        min_cc = spec["weight_only_min_cc"]  # fp8 checkpoints run weight-only on older GPUs
-    if not at_least(gpu.compute_capability, min_cc):
-        log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng['name']} (needs sm{min_cc.replace('.', '')}+)",
-                   spec.get("weight_only_source") if prequantized and spec.get("weight_only_min_cc") else spec.get("source"))
-        return False
-    return True
+        return None
+    native = name == "fp8" and at_least(gpu.compute_capability, spec["min_cc"])
+    if at_least(gpu.compute_capability, spec["min_cc"]):
+        return "fp8" if native else ("int8" if name == "int8_sq" else "fp16")
+    weight_only = spec.get("weight_only_min_cc")
+    if weight_only and at_least(gpu.compute_capability, weight_only) and at_least(version, spec.get("weight_only_since")):
+        return "fp16"  # FP8 weights, fp16 math (Marlin W8A16)
+    floor = weight_only or spec["min_cc"]
+    log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng['name']} (needs sm{floor.replace('.', '')}+)",
+               spec.get("source"))
+    return None
+
+
+def _act_dtypes(spec: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(spec.get("act_dtypes", {}).get("allowed", ()))
+
+
+def _act_source(spec: dict[str, Any]) -> str | None:
+    return spec.get("act_dtypes", {}).get("source")
+
+
+def quant_dtype(dtype: str, quant: QuantChoice, log: RuleLog) -> str:
+    """Activation dtype for a quantized format whose kernels take only some dtypes (AWQ: float16)."""
+    if not quant.act_dtypes or dtype in quant.act_dtypes:
+        return dtype
+    log.reject(f"{quant.label} + {dtype}", f"{quant.label} kernels take {', '.join(quant.act_dtypes)} activations only; "
+               f"serving with dtype {quant.act_dtypes[0]}", quant.act_source)
+    return quant.act_dtypes[0]
+
+
+def _checkpoint_choice(name: str, spec: dict[str, Any], compute: str, ckpt: dict[str, Any]) -> QuantChoice:
+    return QuantChoice(method=name, label=spec.get("report_as", name), bits=float(ckpt["weight_bits"]), compute=compute,
+                       act_dtypes=_act_dtypes(spec), act_source=_act_source(spec), checkpoint_id=ckpt["id"], source=ckpt["source"],
+                       quote=f"{ckpt['id']}: {ckpt['quantization']} checkpoint of {ckpt['base']}")
 
 
 def quant_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, model: ModelSpec, flags: dict[str, Any],
                   log: RuleLog) -> list[QuantChoice]:
-    """No quantization plus every method the engine has kernels for on this GPU and release."""
+    """No quantization, published pre-quantized checkpoints, online methods, and self-quantization last."""
     table: dict[str, dict[str, Any]] = eng.get("quantization", {})
-    if model.quantization:  # a pre-quantized checkpoint fixes the method
+    if model.quantization:  # the requested checkpoint is already quantized: that fixes the method
         name = next((n for n in table if n == model.quantization or n.startswith(model.quantization)), None)
         if name is None:
             log.reject(f"{eid} {model.quantization}", f"{eng['name']} has no loader for {model.quantization} checkpoints in the catalog")
             return []
-        if not _quant_allowed(eid, eng, version, gpu, name, table[name], True, log):
+        compute = _allowed(eid, eng, version, gpu, name, table[name], log)
+        if compute is None:
             return []
-        return [QuantChoice(method=name, label=table[name].get("report_as", name), bits=model.weight_bits,
-                            compute="fp8" if name == "fp8" and at_least(gpu.compute_capability, table[name]["min_cc"]) else "fp16",
-                            checkpoint=True, source=table[name].get("source"), quote=table[name].get("quote"))]
+        return [QuantChoice(method=name, label=table[name].get("report_as", name), bits=model.weight_bits, compute=compute,
+                            act_dtypes=_act_dtypes(table[name]), act_source=_act_source(table[name]), source=table[name].get("source"), quote=table[name].get("quote"))]
     wanted = flags.get("quantization")
-    if wanted:
-        names = [n for n in table if n == wanted or table[n].get("report_as") == wanted]
-        if not names:
-            log.reject(f"{eid} {wanted}", f"{eng['name']} does not list a '{wanted}' quantization")
-            return []
-    else:
-        names = list(table)
+    names = [n for n in table if not wanted or wanted in (n, table[n].get("report_as"))]
+    if wanted and not names:
+        log.reject(f"{eid} {wanted}", f"{eng['name']} does not list a '{wanted}' quantization")
+        return []
     out = [] if wanted else [QuantChoice(None, None, 16, "fp16")]
+    published = quantized_checkpoints(model.catalog_id)
     for name in names:
-        if _quant_allowed(eid, eng, version, gpu, name, table[name], False, log):
-            out.append(_quant(eid, eng, name, table[name]))
+        spec = table[name]
+        compute = _allowed(eid, eng, version, gpu, name, spec, log)
+        if compute is None:
+            continue
+        known = [c for c in published if c["quantization"] == name or name.startswith(c["quantization"])]
+        out += [_checkpoint_choice(name, spec, compute, c) for c in known[:1]]
+        if spec.get("checkpoint") or eid == "tensorrt-llm":
+            if not known:
+                out.append(QuantChoice(method=name, label=spec.get("report_as", name), bits=float(spec["bits"]),
+                                       compute=compute, act_dtypes=_act_dtypes(spec), act_source=_act_source(spec), self_quantize=True, source=spec.get("source"), quote=spec.get("quote")))
+            continue
+        online = bool(spec.get("online_needs_full_weights"))
+        out.append(QuantChoice(method=name, label=spec.get("report_as", name), bits=float(spec["bits"]), compute=compute,
+                               online_full_weights=online, source=spec.get("online_source") if online else spec.get("source"),
+                               quote=spec.get("online_quote") if online else spec.get("quote")))
     return out
 
 

@@ -29,7 +29,7 @@ def _kv_short(req: Request, opt: Option) -> bool:
 
 
 def _prerank_key(req: Request, opt: Option) -> tuple:
-    return (_precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica, -quick_throughput(req, opt),
+    return (opt.quant.self_quantize, _precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica, -quick_throughput(req, opt),
             ENGINE_ORDER.index(opt.engine))
 
 
@@ -39,10 +39,10 @@ def _precision_cost(opt: Option) -> float:
 
 
 def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple:
-    """Meets the SLA; gives up the least precision; holds the workload's requests in its KV cache; uses
-    the fewest GPUs per replica (tensor parallelism only as far as memory needs it, replicas for the rest,
-    as vLLM's distributed-serving guide advises); then the highest simulated throughput."""
-    return (not est.meets_sla, _precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica,
+    """Meets the SLA; runs on weights someone publishes; gives up the least precision; holds the workload's
+    requests in its KV cache; uses the fewest GPUs per replica (tensor parallelism only as far as memory
+    needs it, replicas for the rest, as vLLM's distributed-serving guide advises); then throughput."""
+    return (not est.meets_sla, opt.quant.self_quantize, _precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica,
             -round(est.metrics["throughput_tok_s"], 1), ENGINE_ORDER.index(opt.engine))
 
 
@@ -70,10 +70,13 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         f"p95 TPOT {est.metrics['tpot_p95_ms']:.1f} ms, p95 latency {est.metrics['e2e_p95_ms']:.0f} ms, "
         f"{est.metrics['throughput_tok_s']:.0f} output tok/s",
     ]
-    if opt.quant.method and opt.quant.checkpoint and not req.model.quantization:
-        lines.append(f"needs a {opt.quant.label}-quantized checkpoint of {req.model.id} (pre-quantized weights)")
-    if opt.quant.method and opt.engine == "tensorrt-llm":
-        lines.append(f"quantize the checkpoint to {opt.quant.label} with NVIDIA ModelOpt before building the engine")
+    if opt.quant.checkpoint_id:
+        lines.append(f"serves the published {opt.quant.label} checkpoint {opt.quant.checkpoint_id} ({opt.quant.source})")
+    elif opt.quant.self_quantize:
+        tool = {"tensorrt-llm": "NVIDIA ModelOpt", "llama.cpp": "convert_hf_to_gguf.py + llama-quantize"}.get(opt.engine, "AutoAWQ / GPTQModel / llm-compressor")
+        lines.append(f"no published {opt.quant.label} checkpoint of {req.model.id} is known: quantize it first with {tool}")
+    elif opt.quant.online_full_weights:
+        lines.append(f"{opt.quant.label} is applied while loading; the {req.model.dtype} weights must fit first ({opt.quant.source})")
     if opt.kv_dtype:
         lines.append(f"{opt.kv_dtype} KV cache halves the cache per token at a small accuracy cost")
     note = render.replicas_note(opt)
