@@ -1,0 +1,39 @@
+"""In a real browser: fill the advisor form, get a result with its memory chart and a copyable command."""
+import pytest
+
+from tests.e2e.conftest import screenshot
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def test_the_advisor_form_leads_to_a_result_with_its_chart(page, web_live):
+    page.goto("/advisor/")
+    page.get_by_label("GPU", exact=True).fill("A100-SXM4-40GB")
+    page.get_by_label("CUDA version the driver supports").fill("12.1")
+    page.get_by_label("Model").fill("meta-llama/Llama-3.1-8B-Instruct")
+    page.get_by_label("Concurrent requests").fill("16")
+    page.get_by_label("p95 end-to-end latency (ms)").fill("5000")
+    screenshot(page, "advisor-form")
+    page.get_by_role("button", name="Recommend").click()
+    page.wait_for_url("**/advisor/result/**")
+    assert page.get_by_role("heading", name="Recommendation").is_visible()
+    chart = page.locator("figure.chart svg[role=img]").first
+    assert chart.is_visible()
+    segments = page.locator("rect.mem-segment")
+    assert segments.count() >= 2
+    assert float(segments.first.get_attribute("width")) > 0
+    assert page.locator("pre.command").first.inner_text().strip()
+    screenshot(page, "advisor-result", full_page=False)
+    page.locator("figure.chart").first.scroll_into_view_if_needed()
+    screenshot(page, "advisor-result-chart", full_page=False)
+
+
+def test_the_advisor_result_reads_on_a_phone(browser, live_server, web_live):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844},
+                                  device_scale_factor=2, is_mobile=True)
+    page = context.new_page()
+    page.goto("/advisor/result/?gpu=L4&gpu_count=1&model=meta-llama%2FLlama-3.1-8B-Instruct&concurrency=8")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    screenshot(page, "advisor-result-phone", full_page=False)
+    context.close()
+    assert width <= 390, f"the page scrolls sideways on a phone ({width}px wide)"
