@@ -71,7 +71,7 @@ def canonical_unit(unit: str | None) -> tuple[str | None, float]:
     if key.rstrip("s") in UNIT_ALIASES:
         return UNIT_ALIASES[key.rstrip("s")]
     for canon in CANONICAL_UNITS:
-        if canon.lower() == key:
+        if canon.lower().replace(" ", "") == key:
             return canon, 1.0
     raise UnitError(f"unknown unit {unit!r}; use one of {', '.join(CANONICAL_UNITS)}")
 

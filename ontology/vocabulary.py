@@ -62,19 +62,27 @@ def spec_for(name: str) -> ParameterSpec | None:
 
 
 @cache
-def phrase_index() -> list[tuple[str, str]]:
-    """(phrase, parameter) pairs, longest phrase first, for finding knobs named in a sentence."""
-    pairs = {(phrase.lower(), spec.name) for spec in parameter_specs().values() for phrase in spec.phrases}
-    return sorted(pairs, key=lambda pair: (-len(pair[0]), pair[0]))
+def phrase_index() -> list[tuple[re.Pattern[str], str]]:
+    """(pattern, parameter) pairs, longest phrase first, for finding knobs named in a sentence.
+
+    A phrase is literal text (case-insensitive), or a regex when written "re:..."
+    (e.g. "re:(?-i:\\bTP\\b)" for the abbreviation in capitals only).
+    """
+    pairs = {(phrase, spec.name) for spec in parameter_specs().values() for phrase in spec.phrases}
+    ordered = sorted(pairs, key=lambda pair: (-len(pair[0]), pair[0]))
+    return [
+        (re.compile(phrase[3:] if phrase.startswith("re:") else r"(?<![a-z])" + re.escape(phrase), re.IGNORECASE), name)
+        for phrase, name in ordered
+    ]
 
 
 def parameters_mentioned(sentence: str) -> list[str]:
     """Canonical parameters whose phrases occur in the sentence, most specific (longest) first."""
-    text = re.sub(r"\s+", " ", sentence.lower())
+    text = re.sub(r"\s+", " ", sentence)
     found: list[str] = []
     taken: list[tuple[int, int]] = []
-    for phrase, name in phrase_index():
-        for match in re.finditer(r"(?<![a-z])" + re.escape(phrase), text):
+    for pattern, name in phrase_index():
+        for match in pattern.finditer(text):
             span = match.span()
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue

@@ -21,11 +21,11 @@ PERCENT = re.compile(rf"(?<![\d.])(?P<v>{NUM}\s?%{SEP}{NUM}\s?%|{NUM}\s?%)")
 # (pattern, parameter for ×, parameter for %); the nearest match to the number wins.
 METRICS: list[tuple[str, str | None, str | None]] = [
     (r"pre-?fill(?:ing)? throughput", "prefill_throughput_speedup", None),
-    (r"request rates?|more requests|requests? per second|serving capacity|request capacity",
+    (r"request rates?|more requests|requests? per second|request capacity",
      "request_rate_speedup", "request_capacity_increase_pct"),
     (r"goodput|tighter slo", "goodput_improvement", None),
-    (r"throughput", "throughput_speedup", "throughput_increase_pct"),
-    (r"inference speed|faster inference|inference latency", "inference_speedup", None),
+    (r"throughput|serving capacity", "throughput_speedup", "throughput_increase_pct"),
+    (r"inference speed|faster inference|inference latency|speeds? up (?:the )?inference", "inference_speedup", None),
     (r"(?:tail|p9\d|p99|p95) latenc", "tail_latency_reduction", None),
     (r"time to (?:the )?first token|ttft", "ttft_reduction", "ttft_reduction_pct"),
     (r"\bcost", None, "cost_reduction_pct"),
@@ -37,7 +37,7 @@ METRICS: list[tuple[str, str | None, str | None]] = [
     (r"kv ?cache[^.]{0,40}reuse|hit rate", None, "kv_cache_reuse_pct"),
     (r"decoding|speedup ratio|wall-?clock", "decoding_speedup", None),
 ]
-_BARE_SPEEDUP = re.compile(r"speed-?ups?|faster|accelerat", re.IGNORECASE)
+_BARE_SPEEDUP = re.compile(r"speed-?ups?|faster|accelerat|improvement", re.IGNORECASE)
 
 
 def paper_topic_speedup(abstract: str) -> str:

@@ -8,6 +8,7 @@ back in `ExtractionResult.stats` so the share of time spent in the LLM can be re
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -59,11 +60,8 @@ def export_value(fact: dict) -> str | None:
     parsed = model.parsed()
     if parsed.num is None or parsed.low is not None or parsed.items:
         return model.value
-    stated = parsed.raw
-    from ontology.units import parse_value
-
-    plain = parse_value(stated)
-    if plain.num is not None and abs(plain.num - parsed.num) > 1e-9 * max(1.0, abs(parsed.num)) and parsed.unit == "ms":
+    stated = re.search(r"\d[\d,]*(?:\.\d+)?", parsed.raw)
+    if parsed.unit == "ms" and stated and abs(float(stated.group().replace(",", "")) - parsed.num) > 1e-9:
         return format_number(parsed.num)
     return model.value
 

@@ -75,7 +75,7 @@ def _bandwidth(match: re.Match[str], sentence: Sentence) -> str | None:
     unit = match.group("u").lower()
     if "pcie" in text and unit.startswith("gb/"):
         return "pcie_bandwidth_gb_s"
-    if re.search(r"kv ?cache", text) and re.search(r"transfer|transmi|migrat", text):
+    if re.search(r"transfer|transmi|migrat", text) and not re.search(r"network|rdma|infiniband|\bib\b", text):
         return "kv_transfer_bandwidth_gbps"
     if re.search(r"network|rdma|infiniband|\bib\b|inter-?node|cross-?node|\bnic|ethernet|roce|interconnect", text):
         return "network_bandwidth_gbps"
@@ -104,10 +104,10 @@ def _tokens_per_s(match: re.Match[str], sentence: Sentence) -> str | None:
 
 
 def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence], str | None]:
-    """The parameter, only when the sentence also says one of `required` (lower-case regexes)."""
+    """The parameter, only when one of `required` (lower-case regexes) is within 80 characters."""
 
-    def pick(_: re.Match[str], sentence: Sentence) -> str | None:
-        text = sentence.text.lower()
+    def pick(match: re.Match[str], sentence: Sentence) -> str | None:
+        text = sentence.text[max(0, match.start() - 80) : match.end() + 80].lower()
         return parameter if not required or any(re.search(word, text) for word in required) else None
 
     return pick
@@ -140,11 +140,11 @@ RULES: list[Rule] = [
     _rule("model_size_words", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)(?:\s?B-|\s+billion[\s-])param", "model_size_b", "B params", 0.7),
     _rule("model_memory", rf"(?P<v>{N})\s?GB\s+of\s+memory[^.]{{0,40}}(?:parameters|weights)", "model_memory_gb", "GB", 0.6),
     # knobs
-    _rule("batch_size", rf"\b(?P<q>max(?:imum|imal)?|global|micro|dense)?[\s-]*batch[\s-]*sizes?{_VERB}(?P<v>\d[\d,]*)\b(?![.%×])",
+    _rule("batch_size", rf"\b(?P<q>max(?:imum|imal)?|global|micro|dense)?[\s-]*batch[\s-]*sizes?{_VERB}(?P<v>\d[\d,]*)\b(?!\.\d|%|×)",
           _batch_parameter, None, 0.75, re.IGNORECASE),
     _rule("block_size", rf"\b(?:KV[\s-]*cache\s+)?(?:block|page)[\s-]*sizes?{_VERB}(?P<v>\d+)\b(?!\s?(?:KB|MB|GB|%))",
           "block_size", "tokens", 0.8, re.IGNORECASE),
-    _rule("block_tokens", r"\b[Ee]ach (?:page|block|KV block) (?:holds|contains|stores)[^.]{0,60}?(?P<v>\d+) tokens",
+    _rule("block_tokens", r"\b[Ee]ach (?:page|block|KV block) (?:holds|contains|stores)[^;]{0,60}?(?P<v>\d+) tokens",
           "block_size", "tokens", 0.7),
     _rule("block_of_tokens", r"\b(?:blocks?|pages?) of (?P<v>\d+) tokens", "block_size", "tokens", 0.6),
     _rule("chunk_size", rf"\b(?:token budget|(?:prefill\s+)?chunk[\s-]*sizes?|chunked[\s-]prefill size|max_num_batched_tokens)"
@@ -165,6 +165,11 @@ RULES: list[Rule] = [
           "max_seq_len", "tokens", 0.7, re.IGNORECASE),
     _rule("window_size", rf"\b(?:sliding\s+)?window(?:\s+size|\s+length)?{_VERB}(?P<v>\d+)\b(?!\s?(?:%|×|GB|MB))",
           "window_size", "tokens", 0.6, re.IGNORECASE),
+    _rule("truncation", r"\b(?:cut|truncat|drop)\w*\s+(?:off\s+)?(?:the\s+)?(?P<where>prompts?\s+to\s+the\s+)?(?:first|last)\s+(?P<v>\d[\d,]*[Kk]?)\s+tokens",
+          lambda m, s: "max_input_len" if m.group("where") else "truncation_tokens", "tokens", 0.65),
+    _rule("gpu_partitioning", r"(?P<v>NVIDIA MPS|Multi-Process Service|\bMPS\b|\bMIG\b|Multi-Instance GPU)",
+          _named("sm_partitioning", r"partition|\bsms?\b|share"), None, 0.6),
+    _rule("host_memory_range", rf"from (?P<v>{N}\s?GB to {N}\s?GB)", _named("host_memory_gb", r"cpu|host|dram|main memory"), "GB", 0.5),
     _rule("slo_scale", r"\bSLO scales?\s*(?:of|=|is|to)?\s*(?P<v>\d+(?:\.\d+)?)\b", "slo_scale", None, 0.75),
     _rule("slo_time", rf"(?<![\d.])(?P<v>{TIME})", _slo_time, "ms", 0.7),
     _rule("counted", r"(?<![\d.])(?P<v>\d[\d,]*)\s+(?:LoRA\s+)?(?P<noun>replicas|adapters|threads|clients)\b",
@@ -174,10 +179,21 @@ RULES: list[Rule] = [
     # rates and bandwidths
     _rule("bandwidth", rf"(?<![\d.])(?P<v>{N}(?:\s*[*×]\s*{N})?)\s?(?P<u>Gbps|Gb/s|GB/s|TB/s)", _bandwidth, None, 0.7),
     _rule("tflops", rf"(?<![\d.])(?P<v>{N})\s?TFLOP(?:S|s)?(?:/s)?\b", _named("attention_tflops", "attention", "kernel"), "TFLOP/s", 0.6),
-    _rule("tokens_per_s", rf"(?<![\d.])(?P<v>{N})\s?\(?(?:tokens?|tok)\s?/\s?s(?:ec)?\b", _tokens_per_s, "tokens/s", 0.6),
+    _rule("tokens_per_s", rf"(?<![\d.])(?P<v>{N}(?:,\s*{N})*(?:,?\s*(?:or|and)\s*{N})?)\s?\(?(?:tokens?|tok)\s?/\s?s(?:ec)?\b", _tokens_per_s, "tokens/s", 0.6),
     _rule("kv_cache_memory", rf"(?<![\d.])(?P<v>{N})\s?GB\b(?!/)", _named("kv_cache_per_request_gb", r"kv ?cache"), "GB", 0.6),
-    _rule("memory_freed", rf"\bfrees?\b[^.]{{0,60}}?(?P<v>{N})\s?GB\b", "memory_freed_gb", "GB", 0.6),
+    _rule("memory_freed", rf"\bfrees?\b[^;]{{0,60}}?(?P<v>{N})\s?GB\b", "memory_freed_gb", "GB", 0.6),
 ]
+
+
+# A knob's value stated as what the system can do ("can serve 2,000 adapters") is a constraint.
+CAPABILITY = re.compile(
+    r"\bcan (?:\w+ )?(?:serve|accommodate|support|sustain|handle|scale|process|reach|run)|\breach(?:es|ed)?\b|"
+    r"\bachiev|\bas (?:many|large) as\b", re.IGNORECASE)
+
+
+def _kind(default: str, match: re.Match[str], sentence: Sentence) -> str:
+    near = sentence.text[max(0, match.start() - 80) : match.end() + 40]
+    return "constraint" if default == "parameter" and CAPABILITY.search(near) else default
 
 
 def _values(rule: Rule, text: str) -> Iterator[str]:
@@ -201,12 +217,14 @@ def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
                 unit = rule.unit or match.groupdict().get("u") or (spec.unit if spec else None)
                 quote = sentence.quote(match.start(), match.end())
                 for value in _values(rule, match.group("v").strip()):
+                    if re.fullmatch(r"0+", value):
+                        continue  # axis ticks and table zeros, never a setting
                     key = (parameter, value.replace(" ", ""), sentence.page)
                     if key in seen:
                         continue
                     seen.add(key)
                     facts.append({
-                        "kind": spec.kind if spec else "constraint",
+                        "kind": _kind(spec.kind, match, sentence) if spec else "constraint",
                         "subject": subject,
                         "parameter": parameter,
                         "value": value,

@@ -11,13 +11,22 @@ import re
 from dataclasses import dataclass
 
 from ontology.extraction.text import Sentence
-from ontology.vocabulary import parameters_mentioned
+from ontology.vocabulary import parameters_mentioned, spec_for
+
+_PRONOUN_START = re.compile(r"^(?:It|This|These|They|Such|Doing so|However, (?:it|this))\b")
+
+
+def knobs_mentioned(text: str) -> list[str]:
+    """Knob-kind parameters named in the text (metrics such as fragmentation_pct are not knobs)."""
+    return [name for name in parameters_mentioned(text) if (spec := spec_for(name)) and spec.kind == "parameter"]
 
 STRONG_CUES = re.compile(
     r"at the (?:cost|expense) of|trade-? ?offs?|sacrific|in exchange for|comes? with (?:a|its own)|"
     r"too (?:small|large|big|many|few)|at the price of|penalt|downside|drawback|overhead|degrad|"
     r"hurts?\b|harms?\b|underutiliz|under-utiliz|interference|inefficien|bottleneck|contention|"
-    r"more efficient when|opposite effect|but (?:also|it|this|at)|whereas|on the other hand",
+    r"more efficient when|opposite effect|but (?:also|it|this|at)|whereas|on the other hand|in contrast|"
+    r"expensive|costly|\bworse\b|spike|paying|(?:higher|increased|extra|additional) (?:[\w-]+ ){0,3}"
+    r"(?:latency|overhead|cost|memory)",
     re.IGNORECASE,
 )
 WEAK_CUES = re.compile(
@@ -27,7 +36,7 @@ WEAK_CUES = re.compile(
 )
 METRIC_WORDS = re.compile(
     r"latency|throughput|memory|utili[sz]ation|fragmentation|bandwidth|accuracy|speedup|efficien|"
-    r"ttft|tpot|tbt|slo|cost|overhead|performance|capacity|fairness",
+    r"ttft|tpot|tbt|slo|cost|overhead|performance|capacity|fairness|mfu|utili[sz]",
     re.IGNORECASE,
 )
 
@@ -44,25 +53,29 @@ class TradeOffCandidate:
 def trade_off_candidates(sentences: list[Sentence]) -> list[TradeOffCandidate]:
     """Ranked candidates (best first): comparative language about metrics, naming a knob if possible."""
     found: list[TradeOffCandidate] = []
+    previous: Sentence | None = None
     for sentence in sentences:
-        text = sentence.text
+        text, before, previous = sentence.text, previous, sentence
         if len(text) > 600 or len(text) < 30:
             continue
         strong = len(STRONG_CUES.findall(text))
         weak = len(WEAK_CUES.findall(text))
         metrics = len(set(m.lower() for m in METRIC_WORDS.findall(text)))
-        if strong == 0 and (weak < 2 or metrics < 1):
+        explicit = re.search(r"trade-? ?off", text, re.IGNORECASE)
+        if not explicit and (metrics == 0 or (strong == 0 and weak == 0)):
             continue
-        if metrics == 0:
+        parameters = knobs_mentioned(text)
+        if not parameters and before is not None and before.page == sentence.page and _PRONOUN_START.match(text):
+            parameters = knobs_mentioned(before.text)  # "It reduces latency but ..." continues the last sentence
+        if strong == 0 and weak < 2 and not parameters:
             continue
-        parameters = parameters_mentioned(text)
         score = 2.0 * strong + 0.5 * min(weak, 4) + 0.5 * min(metrics, 3) + (1.5 if parameters else 0.0)
         found.append(TradeOffCandidate(sentence, parameters, score))
     found.sort(key=lambda c: -c.score)
     return found
 
 
-def rule_trade_offs(candidates: list[TradeOffCandidate], subject: str, max_parameters: int = 2) -> list[dict]:
+def rule_trade_offs(candidates: list[TradeOffCandidate], subject: str, max_parameters: int = 3) -> list[dict]:
     """Trade-off facts for candidates that name a knob; the sentence itself is the effect."""
     facts: list[dict] = []
     for candidate in candidates:
