@@ -58,6 +58,7 @@ class EngineStats:
     steps: int = 0
     prompt_tokens: int = 0
     generated_tokens: int = 0
+    peak_batch_seqs: int = 0  # most sequences sharing one forward pass
     peak_used_slots: int = 0  # token slots in allocated blocks at the step with most blocks in use
     peak_filled_slots: int = 0  # tokens actually stored in those slots at that step
 
@@ -121,6 +122,7 @@ class LLMEngine:
         if not out.seqs:
             return []
         self._record_kv_usage()
+        self.stats.peak_batch_seqs = max(self.stats.peak_batch_seqs, len(out.seqs))
         tokens = self.runner.run(out)
         self.scheduler.postprocess(out)
         now = time.perf_counter()

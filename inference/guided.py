@@ -8,6 +8,8 @@ syntax, and knows the stop tokens, so "the JSON is complete" and "the model may 
 A request's matcher lives on its Sequence; masking happens in the model runner right before
 sampling and the matcher advances in the engine after it. When the grammar is complete, the sequence
 finishes, so the output always parses (unless max_tokens cuts it short: finish_reason "length").
+Schemas compile to compact JSON (no free whitespace between tokens): otherwise a weak model can emit
+whitespace until max_tokens and never close the object.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class GuidedDecoding:
         with self._lock:
             if key not in self._cache:
                 try:
-                    self._cache[key] = self._get_compiler().compile_json_schema(key)
+                    self._cache[key] = self._get_compiler().compile_json_schema(key, any_whitespace=False)
                 except (RuntimeError, ValueError) as exc:
                     raise ValueError(f"json_schema cannot be compiled: {exc}") from exc
             return self._cache[key]

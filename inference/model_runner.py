@@ -41,6 +41,8 @@ class ModelRunner:
         for i, attn in enumerate(model.attention_layers()):
             attn.k_cache, attn.v_cache = self.k_cache[i], self.v_cache[i]
         self.default_generator = torch.Generator().manual_seed(config.seed)
+        self.keep_logits = False  # tests compare every sampled row against a reference model
+        self.kept_logits: dict[int, list[torch.Tensor]] = {}
 
     def prepare(self, out: SchedulerOutput) -> tuple[torch.Tensor, torch.Tensor, AttentionMetadata, torch.Tensor]:
         bs = self.config.block_size
@@ -90,6 +92,9 @@ class ModelRunner:
         """One token per scheduled sequence that reached its last token this step, else None."""
         logits = self.forward(out)
         sampling = [seq for i, seq in enumerate(out.seqs) if out.samples(i)]
+        if self.keep_logits:
+            for seq, row in zip(sampling, logits, strict=True):
+                self.kept_logits.setdefault(seq.seq_id, []).append(row.clone())
         if self.guided is not None:
             self.guided.mask_logits(sampling, logits)
         tokens = sample(logits, [s.params for s in sampling], [s.generator for s in sampling], self.default_generator)

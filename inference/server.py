@@ -43,6 +43,7 @@ class Pending:
     params: SamplingParams
     events: queue.Queue = field(default_factory=queue.Queue)
     seq_id: int | None = None
+    next_check: float = 0.0  # when the HTTP thread next checks that the client is still connected
 
 
 class EngineLoop:
@@ -204,8 +205,11 @@ def parse_sampling(body: dict[str, Any], default_max_tokens: int) -> SamplingPar
             ignore_eos=bool(body.get("ignore_eos", False)),
             json_schema=schema,
         )
-    except ValueError as exc:
-        raise RequestError(str(exc)) from exc
+    except RequestError:
+        raise
+    except ValueError as exc:  # SamplingParams messages start with the field's name
+        field_name = str(exc).split(" ", 1)[0]
+        raise RequestError(str(exc), field_name if field_name in SamplingParams.__dataclass_fields__ else None) from exc
 
 
 def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool) -> list[int]:
@@ -316,14 +320,20 @@ class Handler(BaseHTTPRequestHandler):
             self._complete(pending, rid, chat)
 
     def _wait(self, pending: Pending) -> tuple[str, Any] | None:
-        """Next event, or None (after aborting) when the client has gone away."""
+        """Next event, or None (after aborting) when the client has gone away (checked every 0.2 s)."""
         while True:
             try:
-                return pending.events.get(timeout=0.1)
+                event = pending.events.get(timeout=0.2)
             except queue.Empty:
+                event = None
+            now = time.monotonic()
+            if now >= pending.next_check and (event is None or event[0] == "delta"):
+                pending.next_check = now + 0.2
                 if self._client_gone():
                     self.server.loop.abort(pending)
                     return None
+            if event is not None:
+                return event
 
     def _complete(self, pending: Pending, rid: str, chat: bool) -> None:
         while (event := self._wait(pending)) is not None:

@@ -95,6 +95,7 @@ def load_model(model: str | Path | None, dtype: torch.dtype, device: str) -> Loa
     with torch.device("meta"):
         net = DecoderForCausalLM(cfg)
     net = net.to_empty(device="cpu")
+    net.tie_weights()
     load_weights(net, tensors)
     return LoadedModel(finalize(net, dtype, device), cfg, tokenizer, name)
 
