@@ -260,6 +260,8 @@ def quant_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, model: 
             return []
         return [QuantChoice(method=name, label=table[name].get("report_as", name), bits=model.weight_bits, compute=compute,
                             act_dtypes=_act_dtypes(table[name]), act_source=_act_source(table[name]), source=table[name].get("source"), quote=table[name].get("quote"))]
+    if "quantization" in flags and flags["quantization"] in (None, "none", ""):
+        return [QuantChoice(None, None, 16, "fp16")]  # the user fixed: no quantization
     wanted = flags.get("quantization")
     names = [n for n in table if not wanted or wanted in (n, table[n].get("report_as"))]
     if wanted and not names:
@@ -288,9 +290,9 @@ def quant_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, model: 
 
 def kv_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, flags: dict[str, Any], log: RuleLog) -> list[str | None]:
     """KV-cache dtype: the model dtype, plus the engine's fp8 cache where this release and GPU allow it."""
-    wanted = flags.get("kv_cache_dtype")
-    if wanted and wanted != "auto":
-        return [wanted]
+    if "kv_cache_dtype" in flags:  # fixed by the user ("auto" means the model dtype)
+        wanted = flags["kv_cache_dtype"]
+        return [None if wanted in (None, "auto") else wanted]
     out: list[str | None] = [None]
     for name, rule in eng.get("kv_cache_dtypes", {}).items():
         if not isinstance(rule, dict) or name == "source":

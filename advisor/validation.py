@@ -80,7 +80,7 @@ def _positive_int(value: Any, name: str, hint: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint)
     try:
-        number = int(str(value).strip())
+        number = int(value) if isinstance(value, float) and value.is_integer() else int(str(value).strip())
     except ValueError as exc:
         raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint) from exc
     if number <= 0:

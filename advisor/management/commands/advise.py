@@ -39,7 +39,9 @@ class Command(BaseCommand):
         parser.add_argument("--engine")
         parser.add_argument("--engine-version")
         parser.add_argument("--max-context", type=int)
-        for name in WORKLOAD_FLAGS + SLA_FLAGS:
+        for name in WORKLOAD_FLAGS:
+            parser.add_argument(f"--{name.replace('_', '-')}", type=int)
+        for name in SLA_FLAGS:
             parser.add_argument(f"--{name.replace('_', '-')}", type=float)
         parser.add_argument("--flag", action="append", default=[], metavar="KEY=VALUE",
                             help="an engine flag you have fixed, e.g. --flag max_model_len=8192 (repeatable)")

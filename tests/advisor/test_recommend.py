@@ -1,0 +1,99 @@
+"""End to end through advisor.services.recommend: the response contract and the decisions it makes."""
+from __future__ import annotations
+
+import pytest
+
+from advisor.services import recommend
+
+LLAMA8B = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct", "cuda": "12.4",
+           "workload": {"prompt_tokens": 512, "output_tokens": 128, "concurrency": 8}}
+
+
+def test_the_answer_follows_the_design_contract():
+    out = recommend(LLAMA8B)
+    assert set(out) == {"input", "feasible", "recommendations", "rejected", "actions", "warnings"}
+    assert out["feasible"] is True and out["recommendations"]
+    rec = out["recommendations"][0]
+    for key in ("engine", "engine_version", "install", "dtype", "quantization", "tensor_parallel_size",
+                "pipeline_parallel_size", "flags", "command", "estimates", "meets_sla", "rationale", "evidence", "verify"):
+        assert key in rec, key
+    for key in ("weights_gib", "kv_cache_gib", "kv_tokens", "ttft_p95_ms", "tpot_p95_ms", "throughput_tok_s"):
+        assert rec["estimates"][key] > 0, key
+    assert all(e["source"] and e["quote"] for e in rec["evidence"])
+    assert rec["engine"] in rec["command"] or "sglang" in rec["command"] or "trtllm" in rec["command"]
+
+
+def test_without_an_engine_every_engine_is_considered_and_full_precision_wins_when_it_fits():
+    out = recommend(LLAMA8B)
+    top = out["recommendations"][0]
+    assert top["quantization"] is None and top["dtype"] == "bfloat16" and top["tensor_parallel_size"] == 1
+    assert len({r["engine"] for r in out["recommendations"]}) >= 1
+
+
+def test_the_driver_picks_the_newest_release_it_can_run():
+    out = recommend({**LLAMA8B, "engine": "vllm", "cuda": "12.2"})
+    assert out["recommendations"][0]["engine_version"] == "0.6.6.post1"
+
+
+def test_nothing_fits_is_said_clearly():
+    out = recommend({"gpu": "Tesla T4", "model": "meta-llama/Llama-3.1-405B-Instruct", "engine": "vllm"})
+    assert out["feasible"] is False and out["recommendations"] == []
+    assert out["rejected"] and out["actions"]
+    assert any("no configuration" in w for w in out["warnings"])
+
+
+def test_an_engine_that_cannot_run_on_the_gpu_is_rejected_with_its_source():
+    out = recommend({"gpu": "Tesla P100-PCIE-16GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm"})
+    assert out["feasible"] is False
+    assert any(r["option"] == "vllm" and "compute capability" in r["reason"] for r in out["rejected"])
+
+
+def test_user_fixed_flags_are_kept_and_named_when_they_make_it_infeasible():
+    kept = recommend({**LLAMA8B, "engine": "vllm", "flags": {"max_model_len": 8192, "gpu_memory_utilization": 0.8}})
+    flags = kept["recommendations"][0]["flags"]
+    assert flags["max_model_len"] == 8192 and flags["gpu_memory_utilization"] == 0.8
+    impossible = recommend({"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm",
+                            "flags": {"max_model_len": 131072, "kv_cache_dtype": "auto", "quantization": None}})
+    assert impossible["feasible"] is False
+    assert any("max_model_len=131072" in r["reason"] for r in impossible["rejected"])
+
+
+def test_long_context_on_a_small_gpu_is_capped_to_what_the_kv_cache_holds():
+    out = recommend({"gpu": "NVIDIA L4", "model": "meta-llama/Meta-Llama-3.1-8B-Instruct", "engine": "vllm",
+                     "engine_version": "0.5.3.post1"})
+    top = out["recommendations"][0]
+    assert top["flags"]["max_model_len"] <= top["estimates"]["kv_tokens"] < 131072
+
+
+def test_a_latency_sla_is_checked_and_reported():
+    loose = recommend({**LLAMA8B, "engine": "vllm", "sla": {"p95_latency_ms": 60000}})
+    assert loose["recommendations"][0]["meets_sla"] is True
+    tight = recommend({**LLAMA8B, "engine": "vllm", "sla": {"p95_tpot_ms": 0.5}})
+    assert all(r["meets_sla"] is False for r in tight["recommendations"])
+    assert any("SLA" in w for w in tight["warnings"])
+
+
+def test_spare_gpus_become_replicas_not_needless_tensor_parallelism():
+    out = recommend({"gpu": "NVIDIA A10G", "gpu_count": 8, "model": "TheBloke/Llama-2-70B-AWQ", "engine": "vllm",
+                     "engine_version": "0.2.7"})
+    top = out["recommendations"][0]
+    assert top["tensor_parallel_size"] * top["replicas"] == 8 and top["tensor_parallel_size"] <= 4
+
+
+@pytest.mark.parametrize("engine, needle", [("vllm", "vllm bench serve"), ("tensorrt-llm", "genai-perf"),
+                                            ("tgi", "genai-perf"), ("llama.cpp", "llama-bench"),
+                                            ("sglang", "sglang.bench_serving")])
+def test_each_recommendation_names_a_benchmark_for_its_engine(engine, needle):
+    out = recommend({**LLAMA8B, "engine": engine, "cuda": "12.9"})
+    assert out["recommendations"], out["rejected"]
+    assert needle in out["recommendations"][0]["verify"]
+
+
+def test_vllm_releases_before_the_bench_cli_use_benchmark_serving():
+    out = recommend({**LLAMA8B, "engine": "vllm", "cuda": "12.4"})
+    assert out["recommendations"][0]["verify"].startswith("python benchmarks/benchmark_serving.py --backend vllm")
+
+
+def test_evidence_still_comes_from_the_catalog_when_the_ontology_has_nothing():
+    rec = recommend(LLAMA8B)["recommendations"][0]
+    assert any("huggingface.co/meta-llama/Llama-3.1-8B-Instruct" in e["source"] for e in rec["evidence"])

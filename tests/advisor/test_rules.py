@@ -1,0 +1,151 @@
+"""Hard compatibility rules, one family per test: each rejects with a reason and a source."""
+from __future__ import annotations
+
+from advisor.catalog import engines, gpus
+from advisor.model_specs import resolve_model
+from advisor.rules import (
+    RuleLog,
+    attention_env,
+    choose_version,
+    dtype_choices,
+    engine_supports_gpu,
+    kv_choices,
+    layouts,
+    quant_choices,
+)
+from advisor.validation import parse_request
+
+
+def model(model_id):
+    return resolve_model(model_id)[0]
+
+
+def test_bf16_is_rejected_below_sm80_and_float16_served_instead():
+    log = RuleLog()
+    assert dtype_choices("vllm", engines()["vllm"], gpus()["v100-sxm2-32gb"], model("meta-llama/Llama-3.1-8B-Instruct"), {}, log) == ["float16"]
+    rejection = log.rejections["bf16"]
+    assert "sm70" in rejection.reason and rejection.source.startswith("https://")
+    assert dtype_choices("vllm", engines()["vllm"], gpus()["a100-sxm4-40gb"], model("meta-llama/Llama-3.1-8B-Instruct"), {}, RuleLog()) == ["bfloat16"]
+
+
+def test_a_user_forced_bf16_on_a_t4_leaves_no_dtype():
+    log = RuleLog()
+    assert dtype_choices("vllm", engines()["vllm"], gpus()["t4"], model("meta-llama/Llama-2-7b-hf"), {"dtype": "bfloat16"}, log) == []
+    assert "bf16" in log.rejections
+
+
+def test_engine_minimum_compute_capability():
+    log = RuleLog()
+    assert not engine_supports_gpu("vllm", engines()["vllm"], gpus()["p100-pcie-16gb"], log)
+    assert not engine_supports_gpu("tensorrt-llm", engines()["tensorrt-llm"], gpus()["v100-sxm2-32gb"], log)
+    assert engine_supports_gpu("llama.cpp", engines()["llama.cpp"], gpus()["p100-pcie-16gb"], log)
+    assert set(log.rejections) == {"vllm", "tensorrt-llm"}
+
+
+def _quants(eid, version, gpu_id, model_id, flags=None):
+    log = RuleLog()
+    out = quant_choices(eid, engines()[eid], version, gpus()[gpu_id], model(model_id), flags or {}, log)
+    return {q.label for q in out}, log
+
+
+def test_awq_kernels_need_sm75_and_gptq_runs_on_volta():
+    labels, log = _quants("vllm", "0.6.3", "v100-sxm2-32gb", "meta-llama/Llama-2-7b-hf")
+    assert "awq" not in labels and "gptq" in labels
+    assert "sm75" in log.rejections["vllm awq"].reason
+
+
+def test_fp8_compute_needs_sm89_but_fp8_weights_run_weight_only_on_ampere_in_later_vllm():
+    trt, log = _quants("tensorrt-llm", "0.18.2", "a100-sxm4-40gb", "meta-llama/Llama-2-7b-hf")
+    assert "fp8" not in trt and "sm89" in log.rejections["tensorrt-llm fp8"].reason
+    log = RuleLog()
+    vllm = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["a100-sxm4-40gb"], model("meta-llama/Llama-2-7b-hf"), {}, log)
+    fp8 = [q for q in vllm if q.label == "fp8"]
+    assert fp8 and all(q.compute == "fp16" for q in fp8)
+    ada = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["l4"], model("meta-llama/Llama-2-7b-hf"), {}, RuleLog())
+    assert any(q.label == "fp8" and q.compute == "fp8" for q in ada)
+
+
+def test_quantization_methods_appear_only_from_the_release_that_added_them():
+    labels, log = _quants("vllm", "0.2.2", "t4", "meta-llama/Llama-2-7b-hf")
+    assert "gptq" not in labels and "from vLLM 0.3.3" in log.rejections["vllm gptq"].reason
+
+
+def test_published_checkpoints_are_preferred_over_quantizing_yourself():
+    log = RuleLog()
+    choices = quant_choices("vllm", engines()["vllm"], "0.14.0", gpus()["rtx-4090"], model("mistralai/Mixtral-8x7B-Instruct-v0.1"), {}, log)
+    awq = next(q for q in choices if q.label == "awq")
+    assert awq.checkpoint_id == "TheBloke/Mixtral-8x7B-Instruct-v0.1-AWQ" and not awq.self_quantize
+    fp8 = [q for q in choices if q.label == "fp8"]
+    assert fp8 and all(q.online_full_weights for q in fp8)
+
+
+def _driver(cuda, version=None, model_id="meta-llama/Llama-2-7b-chat-hf", gpu="Tesla T4"):
+    raw = {"gpu": gpu, "model": model_id, "engine": "vllm", "cuda": cuda}
+    if version:
+        raw["engine_version"] = version
+    req, log = parse_request(raw), RuleLog()
+    return choose_version("vllm", engines()["vllm"], req, log), log
+
+
+def test_a_cuda_11_8_driver_gets_the_cu118_wheel_variant():
+    choice, _ = _driver("11.8", "0.2.2")
+    assert choice.cuda == "11.8" and choice.variant
+    newest, _ = _driver("11.8")
+    assert newest.version == "0.6.6.post1" and newest.cuda == "11.8"
+
+
+def test_a_driver_older_than_every_wheel_is_rejected_with_an_upgrade_action():
+    choice, log = _driver("11.4", "0.4.0.post1")
+    assert choice is None
+    assert "CUDA 11.4" in log.rejections["vllm 0.4.0.post1"].reason
+    assert any("upgrade the NVIDIA driver" in a for a in log.actions)
+
+
+def test_model_support_starts_at_the_release_that_added_it():
+    choice, log = _driver("12.4", "0.4.0.post1", model_id="meta-llama/Llama-3.1-8B-Instruct", gpu="A100-SXM4-40GB")
+    assert choice is None and "rope_scaling_llama3" in log.rejections["vllm 0.4.0.post1"].reason
+
+
+def test_gemma2_soft_capping_on_turing_needs_a_release_with_xformers_soft_capping():
+    choice, log = _driver("12.4", "0.6.3", model_id="google/gemma-2-9b-it", gpu="Tesla T4")
+    assert choice is None and "soft-capping" in log.rejections["vllm 0.6.3"].reason
+    newer, _ = _driver("12.4", "0.6.6.post1", model_id="google/gemma-2-9b-it", gpu="Tesla T4")
+    assert newer is not None
+
+
+def test_gemma2_on_ampere_before_flash_attention_soft_capping_needs_flashinfer():
+    env, notes = attention_env("vllm", engines()["vllm"], "0.5.3.post1", gpus()["a100-sxm4-80gb"], model("google/gemma-2-9b-it"))
+    assert env == {"VLLM_ATTENTION_BACKEND": "FLASHINFER"} and notes
+    env, _ = attention_env("vllm", engines()["vllm"], "0.6.3", gpus()["a100-sxm4-80gb"], model("google/gemma-2-9b-it"))
+    assert env == {}
+
+
+def test_flash_attention_2_needs_sm80_so_turing_falls_back():
+    _, notes = attention_env("vllm", engines()["vllm"], "0.6.3", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
+    assert any("XFormers" in n for n in notes)
+
+
+def test_tensor_parallelism_must_divide_the_attention_heads():
+    log = RuleLog()
+    qwen2 = model("Qwen/Qwen2-7B-Instruct")  # 28 heads, 4 KV heads
+    none = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["a100-sxm4-80gb"], qwen2, {}, RuleLog())[0]
+    assert layouts("vllm", engines()["vllm"], qwen2, 8, none, {}, log) == [(1, 1), (2, 1), (4, 1)]
+    assert "tensor_parallel_size=8" in log.rejections
+
+
+def test_int4_kernels_need_row_parallel_inputs_aligned_to_128():
+    log = RuleLog()
+    qwen72 = model("Qwen/Qwen2.5-72B-Instruct")  # intermediate 29568: 14784 per GPU at TP=2 (vllm#13640)
+    awq = next(q for q in quant_choices("vllm", engines()["vllm"], "0.14.0", gpus()["a100-sxm4-80gb"], qwen72, {}, RuleLog())
+               if q.label == "awq")
+    assert (2, 1) not in layouts("vllm", engines()["vllm"], qwen72, 8, awq, {}, log)
+    assert "awq tensor_parallel_size=2" in log.rejections
+
+
+def test_fp8_kv_cache_by_release_and_architecture():
+    assert kv_choices("vllm", engines()["vllm"], "0.3.3", gpus()["l4"], {}, RuleLog()) == [None]
+    assert kv_choices("vllm", engines()["vllm"], "0.4.0.post1", gpus()["l4"], {}, RuleLog()) == [None, "fp8_e5m2"]
+    assert kv_choices("vllm", engines()["vllm"], "0.6.3", gpus()["l4"], {}, RuleLog()) == [None, "fp8"]
+    log = RuleLog()
+    assert kv_choices("tensorrt-llm", engines()["tensorrt-llm"], "0.18.2", gpus()["a100-sxm4-40gb"], {}, log) == [None]
+    assert log.rejections

@@ -1,0 +1,57 @@
+"""Input validation: every mistake gets an error a person can act on, with a hint."""
+from __future__ import annotations
+
+import pytest
+
+from advisor.validation import AdvisorInputError, parse_request
+
+BASE = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct"}
+
+
+@pytest.mark.parametrize("raw, error, hint", [
+    ([], "JSON object", "A100"),
+    ({"model": "x"}, "'gpu' is required", "nvidia-smi"),
+    ({"gpu": "A100"}, "'model' is required", "Hugging Face"),
+    ({**BASE, "gpu": "Banana GPU 9000"}, "unknown GPU 'Banana GPU 9000'", "closest known GPUs"),
+    ({**BASE, "model": "org/mystery"}, "no parameter count", "13B"),
+    ({**BASE, "gpu_count": 0}, "gpu_count", "e.g. 1"),
+    ({**BASE, "gpu_count": "two"}, "gpu_count", "e.g. 1"),
+    ({**BASE, "cuda": "twelve"}, "not a CUDA version", "nvidia-smi"),
+    ({**BASE, "engine": "fastllm"}, "unknown engine", "vllm"),
+    ({**BASE, "engine_version": "0.6.3"}, "without 'engine'", "engine"),
+    ({**BASE, "engine": "vllm", "engine_version": "0.1.0"}, "older than the catalog", "0.2.2"),
+    ({**BASE, "engine": "vllm", "engine_version": "latest"}, "not a version number", "0.6.3"),
+    ({**BASE, "workload": {"prompt_tokens": -5}}, "workload.prompt_tokens", "1024"),
+    ({**BASE, "workload": {"qps": 3}}, "unknown workload field", "concurrency"),
+    ({**BASE, "sla": {"p95_latency_ms": "fast"}}, "sla.p95_latency_ms", "500"),
+    ({**BASE, "sla": {"p99_ms": 3}}, "unknown sla field", "p95_ttft_ms"),
+    ({**BASE, "flags": {"gpu_memory_utilization": 1.5}}, "fraction", "0.9"),
+    ({**BASE, "flags": {"dtype": "int3"}}, "not a dtype", "float16"),
+    ({**BASE, "flags": {"tensor_parallel_size": 4}}, "needs more than the 1 GPU", "gpu_count"),
+    ({**BASE, "gpus": 2}, "unknown field(s): gpus", "gpu_count"),
+])
+def test_bad_input_is_rejected_with_an_actionable_hint(raw, error, hint):
+    with pytest.raises(AdvisorInputError) as caught:
+        parse_request(raw)
+    assert error in caught.value.error
+    assert hint in caught.value.hint
+    assert set(caught.value.as_dict()) == {"error", "hint"}
+
+
+def test_a_minimal_request_is_normalised_with_defaults_and_says_what_it_assumed():
+    req = parse_request(BASE)
+    data = req.normalised()
+    assert data["gpu"] == "NVIDIA A100-SXM4-40GB" and data["gpu_count"] == 1
+    assert data["workload"] == {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}
+    assert any("assumed" in w for w in req.warnings)
+
+
+def test_flags_accept_cli_spellings_and_keep_their_values():
+    req = parse_request({**BASE, "gpu_count": 2, "flags": {"--max-model-len": "8192", "tensor-parallel-size": 2, "dtype": "half"}})
+    assert req.flags == {"max_model_len": 8192, "tensor_parallel_size": 2, "dtype": "float16"}
+
+
+def test_an_engine_version_between_catalogued_releases_is_accepted_with_a_warning():
+    req = parse_request({**BASE, "engine": "vLLM", "engine_version": "v0.6.4"})
+    assert (req.engine, req.engine_version) == ("vllm", "0.6.4")
+    assert any("nearest earlier" in w for w in req.warnings)
