@@ -14,7 +14,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
-EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
+from ontology.embeddings import EMBEDDING_DIM
 
 
 class EntityKind(models.TextChoices):

@@ -1,17 +1,189 @@
-"""Reads of the ontology (services write, selectors read): for the UI, the API, scoring and the advisor.
+"""Reads of the ontology for the UI, the API, the advisor and the scorer (no writes here).
 
-Contract (notes): `hybrid_search(query, limit=10, types=...)`, `evidence_for(...)`, `facts_for_paper(paper_id)`,
-`parameter_facts(paper_id)` — owned by helper "ontology".
+Contracts (common.md): `hybrid_search`, `evidence_for`, `facts_for_paper`, `parameter_facts`.
+Wiki pages: `entity_wiki` and `parameter_wiki` gather every value across papers and flag
+conflicts (same subject, parameter and condition, different values); `fact_history` lists a fact's
+revisions. Rejected facts are left out of every read except a fact's own history.
 The block marked "web" at the end is owned by helper "web" (page and API reads); add other reads above it.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
 
-from ontology.models import Entity, ExtractionRun, Fact, FactRevision
+from ontology.embeddings import embed_one
+from ontology.models import Entity, ExtractionRun, Fact, FactRevision, SearchDocument
+from ontology.units import format_number
+from ontology.vocabulary import canonical_parameter, spec_for
+
+DOC_TYPES = ("fact", "section", "paper")
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
+
+_HYBRID_SQL = """
+WITH vec AS (
+    SELECT id, sim, row_number() OVER (ORDER BY dist) AS r FROM (
+        SELECT id, embedding <=> %(q)s::vector AS dist, 1 - (embedding <=> %(q)s::vector) AS sim
+        FROM ontology_searchdocument WHERE doc_type = ANY(%(types)s)
+        ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s) v),
+fts AS (
+    SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS r FROM (
+        SELECT id, ts_rank_cd(search_vector, query) AS rank
+        FROM ontology_searchdocument,
+             replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query
+        WHERE search_vector @@ query AND doc_type = ANY(%(types)s)
+        ORDER BY rank DESC LIMIT %(k)s) f)
+SELECT COALESCE(vec.id, fts.id) AS id,
+       COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0) AS score
+FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+ORDER BY score DESC, id LIMIT %(limit)s
+"""
+
+
+def live_facts() -> QuerySet[Fact]:
+    """Facts that are not rejected, with their paper."""
+    return Fact.objects.exclude(status=Fact.Status.REJECTED).select_related("paper")
+
+
+def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPES) -> list[dict[str, Any]]:
+    """Best-first results fusing vector similarity (pgvector HNSW) and full-text rank (reciprocal-rank fusion).
+
+    Each result: type, paper (arXiv id), page, text, score, and fact_id / section_id when it is one.
+    """
+    query = (query or "").strip()
+    types = tuple(t for t in types if t in DOC_TYPES)
+    if not query or not types or limit <= 0:
+        return []
+    vector = embed_one(query)
+    params = {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": query,
+              "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = 100") if connection.in_atomic_block else None
+        cursor.execute(_HYBRID_SQL, params)
+        ranked = cursor.fetchall()
+    docs = SearchDocument.objects.in_bulk([row[0] for row in ranked])
+    papers = dict(SearchDocument.objects.filter(pk__in=docs).values_list("pk", "paper__arxiv_id"))
+    results = []
+    for doc_id, score in ranked:
+        doc = docs[doc_id]
+        result = {"type": doc.doc_type, "paper": papers[doc_id], "page": doc.page, "text": doc.text,
+                  "score": round(float(score), 6)}
+        if doc.fact_id:
+            result["fact_id"] = doc.fact_id
+        if doc.section_id:
+            result["section_id"] = doc.section_id
+        results.append(result)
+    return results
+
+
+def _evidence(fact: Fact) -> dict[str, Any]:
+    return {
+        "source": f"arXiv:{fact.paper.arxiv_id} p.{fact.page}",
+        "quote": fact.quote,
+        "verified": fact.status == Fact.Status.VERIFIED,
+        "fact_id": fact.pk, "kind": fact.kind, "subject": fact.subject, "parameter": fact.parameter,
+        "value": fact.value or None, "unit": fact.unit or None,
+    }
+
+
+def evidence_for(query: str, subjects: list[str] | None = None, parameters: list[str] | None = None,
+                 limit: int = 5) -> list[dict[str, Any]]:
+    """Quotes that back an answer (for the advisor): source "arXiv:ID p.N", quote, verified.
+
+    With subjects/parameters, only facts about them are considered (parameters by canonical name,
+    subjects case-insensitively); they are ordered by similarity to the query, verified first.
+    """
+    facts = live_facts()
+    if parameters:
+        facts = facts.filter(parameter__in=[canonical_parameter(p) for p in parameters])
+    if subjects:
+        match = Q()
+        for subject in subjects:
+            match |= Q(subject__iexact=subject) | Q(entity__aliases__icontains=subject)
+        facts = facts.filter(match)
+    if not subjects and not parameters:
+        hits = hybrid_search(query, limit=limit * 3, types=("fact",))
+        by_id = live_facts().in_bulk([h["fact_id"] for h in hits])
+        ordered = [by_id[h["fact_id"]] for h in hits if h["fact_id"] in by_id]
+    else:
+        vector = embed_one(query) if query else None
+        from pgvector.django import CosineDistance
+
+        candidates = facts.filter(document__isnull=False)
+        if vector is not None:
+            candidates = candidates.annotate(distance=CosineDistance("document__embedding", vector)).order_by("distance")
+        ordered = list(candidates[: limit * 3])
+    ordered.sort(key=lambda f: f.status != Fact.Status.VERIFIED)
+    return [_evidence(fact) for fact in ordered[:limit]]
+
+
+def facts_for_paper(paper_id: int) -> QuerySet[Fact]:
+    """Every live fact of one paper, by page."""
+    return live_facts().filter(paper_id=paper_id).order_by("page", "kind", "parameter")
+
+
+def parameter_facts(paper_id: int) -> QuerySet[Fact]:
+    """The knobs (kind=parameter) one paper sets, by page."""
+    return facts_for_paper(paper_id).filter(kind="parameter")
+
+
+def _condition_key(text: str) -> str:
+    return re.sub(r"\W+", " ", (text or "").lower()).strip()
+
+
+def _stated_value_key(fact: Fact) -> str:
+    return format_number(fact.value_num) if fact.value_num is not None else _condition_key(fact.value)
+
+
+def conflicts(facts: list[Fact]) -> list[dict[str, Any]]:
+    """Groups of facts with the same subject, parameter and condition but different values."""
+    groups: dict[tuple, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        if fact.kind != "trade_off" and fact.value:
+            groups[(fact.subject.lower(), fact.parameter, _condition_key(fact.condition))].append(fact)
+    found = []
+    for (_, parameter, _), members in sorted(groups.items()):
+        if len({_stated_value_key(f) for f in members}) > 1:
+            found.append({
+                "subject": members[0].subject, "parameter": parameter, "condition": members[0].condition or None,
+                "values": [{"value": f.value, "unit": f.unit or None, "paper": f.paper.arxiv_id, "page": f.page,
+                            "fact_id": f.pk, "verified": f.status == Fact.Status.VERIFIED} for f in members],
+            })
+    return found
+
+
+def _by_parameter(facts: list[Fact]) -> dict[str, list[Fact]]:
+    grouped: dict[str, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        grouped[fact.parameter].append(fact)
+    return dict(sorted(grouped.items()))
+
+
+def entity_wiki(name: str) -> dict[str, Any] | None:
+    """An entity's wiki page: its facts from every paper, by parameter, with conflicts flagged."""
+    entity = Entity.objects.filter(key=name.strip().lower()).first()
+    if entity is None:
+        return None
+    facts = list(live_facts().filter(entity=entity).order_by("parameter", "paper__arxiv_id", "page"))
+    return {"entity": entity, "facts_by_parameter": _by_parameter(facts), "conflicts": conflicts(facts),
+            "papers": sorted({f.paper.arxiv_id for f in facts})}
+
+
+def parameter_wiki(parameter: str) -> dict[str, Any]:
+    """A parameter's wiki page: its template and every stated value across papers, conflicts flagged."""
+    name = canonical_parameter(parameter)
+    facts = list(live_facts().filter(parameter=name).order_by("subject", "paper__arxiv_id", "page"))
+    return {"parameter": name, "spec": spec_for(name), "facts": facts, "conflicts": conflicts(facts),
+            "trade_offs": [f for f in facts if f.kind == "trade_off"]}
+
+
+def fact_history(fact_id: int) -> QuerySet[FactRevision]:
+    """Every revision of a fact, oldest first (who, when, before -> after)."""
+    return FactRevision.objects.filter(fact_id=fact_id).select_related("user").order_by("created_at", "id")
+
 
 # ---------------------------------------------------------------------------------------------
 # web: reads for the browser pages and the REST API (helper "web"). Each list is one query (plus

@@ -1,0 +1,66 @@
+"""Keeps the search table in step with facts, sections and papers (embedding + full-text vector).
+
+Called by ontology.services after facts change, and by `index_paper` after a paper is parsed
+or extracted. One SearchDocument per fact, per section and per paper (title + abstract);
+embeddings are computed in batches, full-text vectors by PostgreSQL (english configuration).
+"""
+from __future__ import annotations
+
+from django.db import connection, transaction
+
+from ontology.embeddings import embed
+from ontology.models import Fact, SearchDocument
+
+SECTION_CHARS = 2000  # the model reads 256 word pieces; the start of a section carries its topic
+
+
+def fact_text(fact: Fact) -> str:
+    """What a fact's search document says: subject, the parameter in words, value, effect, quote."""
+    value = f" = {fact.value} {fact.unit}".rstrip() if fact.value else ""
+    effect = f". {fact.effect}" if fact.effect and fact.effect != fact.quote else ""
+    return f"{fact.subject}: {fact.parameter.replace('_', ' ')}{value}{effect}. \"{fact.quote}\""
+
+
+def _refresh_fts(ids: list[int]) -> None:
+    if not ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE ontology_searchdocument SET search_vector = to_tsvector('english', text) WHERE id = ANY(%s)",
+            [ids],
+        )
+
+
+@transaction.atomic
+def index_facts(facts: list[Fact]) -> int:
+    """(Re)build the search documents of these facts; rejected facts leave the index."""
+    if not facts:
+        return 0
+    SearchDocument.objects.filter(fact__in=[f for f in facts if f.status == Fact.Status.REJECTED]).delete()
+    live = [f for f in facts if f.status != Fact.Status.REJECTED]
+    SearchDocument.objects.filter(fact__in=live).delete()
+    texts = [fact_text(f) for f in live]
+    docs = SearchDocument.objects.bulk_create([
+        SearchDocument(doc_type="fact", paper_id=f.paper_id, fact=f, page=f.page, text=text, embedding=vector)
+        for f, text, vector in zip(live, texts, embed(texts), strict=True)
+    ])
+    _refresh_fts([d.pk for d in docs])
+    return len(docs)
+
+
+@transaction.atomic
+def index_paper(paper) -> int:
+    """(Re)build the paper's own document and one per section."""
+    SearchDocument.objects.filter(paper=paper, doc_type__in=["paper", "section"]).delete()
+    items: list[tuple[str, int | None, object, str]] = [("paper", 1, None, f"{paper.title}. {paper.abstract}".strip())]
+    for section in paper.sections.all():
+        text = f"{section.title}. {section.text[:SECTION_CHARS]}".strip()
+        items.append(("section", section.page_start, section, text))
+    items = [item for item in items if len(item[3]) > 3]
+    vectors = embed([text for *_, text in items])
+    docs = SearchDocument.objects.bulk_create([
+        SearchDocument(doc_type=kind, paper=paper, section=section, page=page, text=text, embedding=vector)
+        for (kind, page, section, text), vector in zip(items, vectors, strict=True)
+    ])
+    _refresh_fts([d.pk for d in docs])
+    return len(docs)

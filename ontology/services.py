@@ -1,0 +1,185 @@
+"""Writes to the ontology: storing extractions, human review (verify, reject, edit), indexing.
+
+Called by the extract task, the API/UI views and management commands. Rules kept here:
+- every change to a fact is a FactRevision row (who, when, before -> after);
+- re-extraction never overwrites, deletes or duplicates a fact a person has reviewed
+  (verified, rejected or edited): such facts are matched by fingerprint and by content and kept;
+- every fact is validated against its template (ontology.schema) before it is saved.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ontology.extraction.grounding import merge_key
+from ontology.models import Entity, ExtractionRun, Fact, FactRevision, RejectedOutput
+from ontology.schema import FactValidationError, validate_fact
+from ontology.search_index import index_facts
+
+log = logging.getLogger(__name__)
+SNAPSHOT_FIELDS = ("kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",
+                   "confidence", "extractor", "status")
+REVIEWED = (Fact.Status.VERIFIED, Fact.Status.REJECTED)
+
+
+def snapshot(fact: Fact) -> dict[str, Any]:
+    """The fields a revision records."""
+    return {name: getattr(fact, name) for name in SNAPSHOT_FIELDS}
+
+
+def fingerprint(data: dict[str, Any]) -> str:
+    """Stable identity of a fact across re-extractions: kind, parameter, value and page."""
+    return hashlib.sha256(repr(merge_key(data)).encode()).hexdigest()
+
+
+def entity_for(name: str, kind: str = "system") -> Entity:
+    """The entity named `name` (case-insensitive), created on first use."""
+    entity, _ = Entity.objects.get_or_create(key=name.strip().lower(), defaults={"name": name.strip(), "kind": kind})
+    return entity
+
+
+def _model_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Validated, canonical column values for a fact dict (raises FactValidationError)."""
+    model = validate_fact(data)
+    parsed = model.parsed()
+    return {
+        "kind": model.kind, "subject": model.subject, "parameter": model.parameter,
+        "value": model.value or "", "unit": parsed.unit or model.unit or "",
+        "value_num": parsed.num, "value_min": parsed.low if parsed.low is not None else (min(parsed.items) if parsed.items else None),
+        "value_max": parsed.high if parsed.high is not None else (max(parsed.items) if parsed.items else None),
+        "condition": model.condition or "", "effect": model.effect or "", "page": model.page,
+        "quote": model.quote, "confidence": model.confidence, "extractor": model.extractor,
+    }
+
+
+def _reviewed(fact: Fact) -> bool:
+    return fact.status in REVIEWED or fact.revisions.filter(user__isnull=False).exists()
+
+
+@transaction.atomic
+def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") -> dict[str, int]:
+    """Save one extraction of `paper`: create new facts, refresh unreviewed ones, keep reviewed ones.
+
+    Unreviewed facts that this extraction no longer finds are deleted (they were machine output);
+    reviewed facts are never touched. Returns counts: created, updated, kept, removed.
+    """
+    existing = {fact.fingerprint: fact for fact in Fact.objects.filter(paper=paper).prefetch_related("revisions")}
+    reviewed_keys = {merge_key(snapshot(f)) for f in existing.values() if _reviewed(f)}
+    counts = {"created": 0, "updated": 0, "kept": 0, "removed": 0}
+    seen: set[str] = set()
+    touched: list[Fact] = []
+    for data in facts:
+        fields = _model_fields(data)
+        key = fingerprint(data)
+        seen.add(key)
+        fact = existing.get(key)
+        if fact is not None and _reviewed(fact) or fact is None and merge_key(data) in reviewed_keys:
+            counts["kept"] += 1
+            continue
+        fields["entity"] = entity_for(fields["subject"])
+        if fact is None:
+            fact = Fact.objects.create(paper=paper, fingerprint=key, **fields)
+            FactRevision.objects.create(fact=fact, action=FactRevision.Action.CREATE, actor=actor, after=snapshot(fact))
+            counts["created"] += 1
+            touched.append(fact)
+            continue
+        before = snapshot(fact)
+        for name, value in fields.items():
+            setattr(fact, name, value)
+        if snapshot(fact) != before:
+            fact.save()
+            FactRevision.objects.create(fact=fact, action=FactRevision.Action.UPDATE, actor=actor,
+                                        before=before, after=snapshot(fact))
+            counts["updated"] += 1
+            touched.append(fact)
+    stale = [f.pk for key, f in existing.items() if key not in seen and not _reviewed(f)]
+    counts["removed"] = Fact.objects.filter(pk__in=stale).delete()[1].get("ontology.Fact", 0) if stale else 0
+    index_facts(touched)
+    return counts
+
+
+def _review(fact: Fact, user, action: str, status: str, note: str = "") -> Fact:
+    before = snapshot(fact)
+    fact.status = status
+    fact.save(update_fields=["status", "updated_at"])
+    FactRevision.objects.create(fact=fact, action=action, user=user, actor=_actor(user), before=before,
+                                after=snapshot(fact), note=note)
+    return fact
+
+
+def _actor(user) -> str:
+    return getattr(user, "get_username", lambda: "")() or "anonymous"
+
+
+@transaction.atomic
+def verify_fact(fact: Fact, user, note: str = "") -> Fact:
+    """A person confirms the fact matches its quote; re-extraction will leave it alone."""
+    return _review(fact, user, FactRevision.Action.VERIFY, Fact.Status.VERIFIED, note)
+
+
+@transaction.atomic
+def reject_fact(fact: Fact, user, note: str = "") -> Fact:
+    """A person says the fact is wrong; it stays (hidden from the wiki) so it is never re-created."""
+    return _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note)
+
+
+@transaction.atomic
+def edit_fact(fact: Fact, user, changes: dict[str, Any], note: str = "") -> Fact:
+    """Apply a person's corrections after validating the whole fact against its template.
+
+    Raises FactValidationError (naming the field) and changes nothing when the result is invalid.
+    The edited fact counts as verified: a person has checked it against the paper.
+    """
+    unknown = set(changes) - (set(SNAPSHOT_FIELDS) - {"extractor", "status"})
+    if unknown:
+        raise FactValidationError([(name, "cannot be edited") for name in sorted(unknown)])
+    before = snapshot(fact)
+    data = {name: before[name] for name in SNAPSHOT_FIELDS if name != "status"}
+    data.update(changes)
+    data["extractor"] = fact.extractor
+    fields = _model_fields({k: (v if v != "" else None) for k, v in data.items()})
+    for name, value in fields.items():
+        setattr(fact, name, value)
+    fact.entity = entity_for(fact.subject)
+    fact.status = Fact.Status.VERIFIED
+    fact.save()
+    FactRevision.objects.create(fact=fact, action=FactRevision.Action.EDIT, user=user, actor=_actor(user),
+                                before=before, after=snapshot(fact), note=note)
+    index_facts([fact])
+    return fact
+
+
+def record_rejected_outputs(paper, rejected: list[tuple[str, str]], extractor: str = "llm") -> int:
+    """Log model output that failed parsing or validation (never stored as facts)."""
+    RejectedOutput.objects.bulk_create(
+        [RejectedOutput(paper=paper, extractor=extractor, raw=raw[:20000], error=error[:2000]) for raw, error in rejected]
+    )
+    return len(rejected)
+
+
+def start_run(paper) -> ExtractionRun:
+    """Open the record of one extraction attempt."""
+    return ExtractionRun.objects.create(paper=paper)
+
+
+def finish_run(run: ExtractionRun, status: str, started: float, stats: dict | None = None,
+               counts: dict | None = None, error: str = "", rejected: int = 0) -> ExtractionRun:
+    """Close the record with its outcome, timings and token counts."""
+    stats, counts = stats or {}, counts or {}
+    run.status = status
+    run.facts_created, run.facts_updated, run.facts_kept = (counts.get("created", 0), counts.get("updated", 0),
+                                                            counts.get("kept", 0))
+    run.rejected_outputs = rejected
+    run.prompt_tokens = stats.get("prompt_tokens", 0)
+    run.completion_tokens = stats.get("completion_tokens", 0)
+    run.llm_s = stats.get("llm_s", 0.0)
+    run.total_s = round(time.perf_counter() - started, 3)
+    run.error = error[:5000]
+    run.finished_at = timezone.now()
+    run.save()
+    return run
