@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pymupdf
 
+from papers.models import CodeRepo, Paper, PaperRepo, Section
 from papers.scoring.inputs import FactInput, RepoInput, TextPart
 
 GITHUB = "github_api"
@@ -99,3 +100,29 @@ def fact_inputs(facts: list[dict]) -> tuple[FactInput, ...]:
                   subject=f["subject"], page=f["page"], quote=f["quote"])
         for f in facts
     )
+
+
+def paper_in_db(corpus_dir: Path, arxiv_id: str, *, pdf: bool = False) -> Paper:
+    """A Paper row from the corpus metadata; with `pdf`, one Section per PDF page (real text)."""
+    meta = paper_meta(corpus_dir, arxiv_id)
+    paper = Paper.objects.create(arxiv_id=arxiv_id, title=meta["title"],
+                                 code_urls=[meta["code_url"]] if meta["code_url"] else [])
+    if pdf:
+        Section.objects.bulk_create(
+            Section(paper=paper, order=n, title=f"page {n}", page_start=n, page_end=n, text=text)
+            for n, text in enumerate(pdf_pages(corpus_dir, arxiv_id), 1)
+        )
+    return paper
+
+
+def link_recorded_repo(corpus_dir: Path, paper: Paper) -> CodeRepo:
+    """The recorded PyGithub repository (with workflows, and the recorded issue search as its
+    production signals) linked to `paper` as its official code."""
+    fields = repo_fields(recorded(corpus_dir, REPO_PYGITHUB), recorded(corpus_dir, WORKFLOWS_PYGITHUB))
+    fields.pop("issues")
+    repo, _ = CodeRepo.objects.get_or_create(
+        full_name=fields.pop("full_name"),
+        defaults={**fields, "production_signals": recorded(corpus_dir, SEARCH_ISSUES)["items"]},
+    )
+    PaperRepo.objects.create(paper=paper, repo=repo, source=PaperRepo.Source.SEED)
+    return repo

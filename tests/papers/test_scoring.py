@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import call_command
 
-from papers.models import CodeRepo, Paper, PaperRepo, Score, Section
+from papers.models import CodeRepo, Paper, Score
 from papers.scoring.community import field_reports
 from papers.scoring.inputs import ScoringInput
 from papers.scoring.rules import ScoringConfig, score
@@ -228,17 +228,8 @@ def test_a_paper_below_six_is_marked_to_verify(corpus_dir):
 
 @pytest.fixture
 def vllm_in_db(corpus_dir) -> Paper:
-    meta = corpus.paper_meta(corpus_dir, "2309.06180")
-    paper = Paper.objects.create(arxiv_id=meta["arxiv_id"], title=meta["title"], code_urls=[meta["code_url"]])
-    for number, text in enumerate(corpus.pdf_pages(corpus_dir, "2309.06180"), 1):
-        Section.objects.create(paper=paper, order=number, title=f"page {number}", page_start=number,
-                               page_end=number, text=text)
-    fields = corpus.repo_fields(corpus.recorded(corpus_dir, corpus.REPO_PYGITHUB),
-                                corpus.recorded(corpus_dir, corpus.WORKFLOWS_PYGITHUB))
-    issues = corpus.recorded(corpus_dir, corpus.SEARCH_ISSUES)["items"]
-    fields.pop("issues")
-    repo = CodeRepo.objects.create(**fields, production_signals=issues)
-    PaperRepo.objects.create(paper=paper, repo=repo, source=PaperRepo.Source.SEED)
+    paper = corpus.paper_in_db(corpus_dir, "2309.06180", pdf=True)
+    corpus.link_recorded_repo(corpus_dir, paper)
     return paper
 
 

@@ -32,7 +32,7 @@ def test_subscribing_emails_a_confirmation_link_that_activates_the_subscription(
 
     [mail] = smtp_server.received
     assert mail.rcpt_tos == [OWNER] and mail.message["To"] == OWNER
-    assert mail.message["Subject"] == "Confirm your InfraWiki digest subscription"
+    assert mail.message["Subject"].strip() == "Confirm your InfraWiki digest subscription"
     text, html = mail.part("text/plain"), mail.part("text/html")
     assert "KV cache and memory management, Batching and scheduling" in text
     [confirm_path] = links_in(text)
