@@ -6,15 +6,39 @@ late and reject on worker loss, so a killed worker's task is redelivered; every 
 from __future__ import annotations
 
 import os
+import random
 
-from celery import Celery
+from celery import Celery, Task
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
 
 QUEUES = ("crawl", "parse", "extract", "digest")
+DATABASE_OUTAGE_RETRIES = 12
 
-app = Celery("infrawiki")
+
+class InfraWikiTask(Task):
+    """Every task's base: a database outage (PostgreSQL restarting, failing over) is transient.
+
+    The task is retried with a growing delay instead of failing, so work queued while the database
+    was away completes once it is back; tasks are idempotent, so a retry never duplicates an effect.
+    """
+
+    def __call__(self, *args, **kwargs):
+        from django.db import InterfaceError, OperationalError, close_old_connections
+
+        try:
+            return super().__call__(*args, **kwargs)
+        except (OperationalError, InterfaceError) as exc:
+            close_old_connections()
+            attempt = self.request.retries
+            if attempt >= DATABASE_OUTAGE_RETRIES:
+                raise
+            delay = min(60.0, 2.0 * 1.5**attempt) * random.uniform(0.8, 1.2)
+            raise self.retry(exc=exc, countdown=delay, max_retries=DATABASE_OUTAGE_RETRIES) from exc
+
+
+app = Celery("infrawiki", task_cls=InfraWikiTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
     task_queues=[Queue(name) for name in QUEUES],

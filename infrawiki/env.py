@@ -5,6 +5,7 @@ surfacing later as a confusing runtime error (the healthchecks `hc/settings.py` 
 """
 from __future__ import annotations
 
+import json
 import os
 from urllib.parse import urlparse
 
@@ -72,3 +73,17 @@ def env_url(name: str, default: str = "", *, schemes: tuple[str, ...]) -> str:
     if scheme not in schemes:
         raise ImproperlyConfigured(f"{name} has scheme {scheme!r}; expected one of {', '.join(schemes)}")
     return raw
+
+
+def env_json_object(name: str, default: dict) -> dict:
+    """A JSON object, merged over `default` (e.g. broker transport options)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return dict(default)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object like {{\"visibility_timeout\": 3600}}")
+    return {**default, **value}

@@ -11,7 +11,7 @@ from pathlib import Path
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from infrawiki.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from infrawiki.env import env_bool, env_float, env_int, env_json_object, env_list, env_str, env_url
 from infrawiki.runtime import database_settings, embedded_database_url, sqlalchemy_broker_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -122,9 +122,12 @@ if env_bool("PRODUCTION", False):
 CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqla+postgresql")) or (
     sqlalchemy_broker_url(DATABASE_URL)
 )
+# visibility_timeout: how long a task taken by a worker that then vanished (killed, machine lost)
+# stays invisible before Redis hands it to another worker; longer than the slowest task.
+CELERY_BROKER_TRANSPORT_OPTIONS = env_json_object("CELERY_BROKER_TRANSPORT_OPTIONS", {"visibility_timeout": 3600})
 if env_str("CELERY_KEY_PREFIX"):
     # Isolates one deployment (or one test run) from others sharing the same Redis.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": env_str("CELERY_KEY_PREFIX")}
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = env_str("CELERY_KEY_PREFIX")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE = {

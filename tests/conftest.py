@@ -66,6 +66,36 @@ def redis_url() -> str:
     return REDIS_URL
 
 
+def start_celery_worker(env: dict, log_path: Path, queues: str = "crawl,parse,extract,digest",
+                        concurrency: int = 2) -> subprocess.Popen:
+    """Start a real `celery worker` process with `env`; return once it reports ready."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "infrawiki", "worker", "-Q", queues,
+             "--pool", "prefork", "--concurrency", str(concurrency), "--loglevel", "INFO",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"test-{uuid.uuid4().hex[:6]}@%h"],
+            cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a fault test can kill it with its children
+        )
+    deadline = time.monotonic() + 90
+    while "ready." not in log_path.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"celery worker did not start:\n{log_path.read_text()[-3000:]}")
+        time.sleep(0.3)
+    return proc
+
+
+def stop_celery_worker(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
 @pytest.fixture
 def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[dict]:
     """A real `celery worker` process on the real Redis, using this test's database.
@@ -86,35 +116,17 @@ def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[
         "CELERY_BROKER_URL": redis_url,
         "CELERY_KEY_PREFIX": prefix,
         "CELERY_RESULT_BACKEND": redis_url,
-        "PYTHONUNBUFFERED": "1",
     }
     saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
     app.conf.broker_url = redis_url
     app.conf.broker_transport_options = {"global_keyprefix": prefix}
     app.conf.result_backend = redis_url
     app.pool.force_close_all()
-    log_path = ROOT / ".infrawiki" / f"worker-{prefix.strip('-')}.log"
-    log_path.parent.mkdir(exist_ok=True)
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "infrawiki", "worker", "-Q", "crawl,parse,extract,digest",
-             "--pool", "prefork", "--concurrency", "2", "--loglevel", "INFO", "--without-gossip",
-             "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    deadline = time.monotonic() + 60
-    while "ready." not in log_path.read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"celery worker did not start:\n{log_path.read_text()[-3000:]}")
-        time.sleep(0.3)
+    log_path = ROOT / ".infrawiki" / "test-logs" / f"worker-{prefix.strip('-')}.log"
+    proc = start_celery_worker(env, log_path)
     try:
         yield {"env": env, "process": proc, "log": log_path, "prefix": prefix}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_celery_worker(proc)
         app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend = saved
         app.pool.force_close_all()
