@@ -1,0 +1,41 @@
+"""Fixtures of the papers tests: every corpus PDF parsed once per session, and the replay servers."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from papers.pdf import ParsedPdf, parse_pdf
+from tests.papers.replay import ArxivReplay, GithubReplay
+
+
+@pytest.fixture(scope="session")
+def corpus_pdfs(corpus_dir: Path) -> dict[str, Path]:
+    return {path.stem: path for path in sorted((corpus_dir / "pdfs").glob("*.pdf"))}
+
+
+@pytest.fixture(scope="session")
+def parsed_corpus(corpus_pdfs: dict[str, Path]) -> dict[str, ParsedPdf]:
+    """Each corpus PDF parsed once for the whole session (parsing is the slow part)."""
+    return {arxiv_id: parse_pdf(path) for arxiv_id, path in corpus_pdfs.items()}
+
+
+@pytest.fixture
+def arxiv_replay(corpus_dir: Path) -> Iterator[ArxivReplay]:
+    with ArxivReplay(corpus_dir / "arxiv_atom" / "arxiv_py_2026_recorded") as server:
+        yield server
+
+
+@pytest.fixture
+def github_replay(corpus_dir: Path, settings) -> Iterator[GithubReplay]:
+    with GithubReplay(corpus_dir / "github_api" / "pygithub_replaydata") as server:
+        settings.GITHUB_API_URL = server.url
+        yield server
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, settings) -> Path:
+    """A fresh DATA_DIR, so stored PDFs of one test never leak into another."""
+    settings.DATA_DIR = tmp_path / "data"
+    return settings.DATA_DIR
