@@ -27,6 +27,8 @@ from ontology.vocabulary import canonical_parameter, spec_for
 FACT_KINDS = ("constraint", "parameter", "trade_off")
 ENTITY_KINDS = ("system", "technique", "hardware", "model", "software", "metric", "workload")
 MAX_QUOTE = 400
+# A symbolic value papers give for a size ("H" elements, "Cmem/Skv"): one letter, or a ratio of names.
+SYMBOL_RE = re.compile(r"[A-Za-z](?:_?[A-Za-z0-9])?|[A-Za-z]\w*\s*[/*]\s*[A-Za-z]\w*")
 VERSION_RE = re.compile(r"v?\d+(?:\.\d+)+[a-z0-9.+-]*", re.IGNORECASE)
 
 
@@ -107,8 +109,8 @@ class _ValuedFact(_FactBase):
         spec = spec_for(self.parameter)
         if spec is None:
             return self
-        if spec.value_type == "number" and not parse_value(self.value, self.unit).is_number and not re.fullmatch(
-            r"[A-Za-z][\w/*+-]*", self.value
+        if spec.value_type == "number" and not parse_value(self.value, self.unit).is_number and not SYMBOL_RE.fullmatch(
+            self.value
         ):
             raise ValueError(f"value: {self.value!r} is not a number for {spec.name} (unit {spec.unit})")
         if spec.value_type == "version" and not VERSION_RE.search(self.value):

@@ -36,7 +36,7 @@ FAMILY = {"ms": "time", "GB": "memory", "MB": "memory", "KB": "memory"}
 TO_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
 
 _SUFFIX = {"k": 1024.0, "m": 1e6}  # "2K tokens" / "128K context" are powers of two in this field
-NUMBER = r"\d[\d,]*(?:\.\d+)?[kKmM]?"
+NUMBER = r"\d[\d,]*(?:\.\d+)?(?:[kKmM](?![a-zA-Z]))?"
 _RANGE_SEP = r"\s*(?:-|–|—|~|∼|to)\s*"
 
 

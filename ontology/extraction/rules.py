@@ -32,7 +32,7 @@ SOFTWARE = {
 }
 MODEL_FAMILY = (r"(?:OPT|LLaMA|Llama|LLAMA|Mistral|Mixtral|Yi|Falcon|Vicuna|Qwen|GPT-?3|GPT-J|GPT-NeoX|BLOOM|"
                 r"Gemma|CodeLlama|DeepSeek|Baichuan|InternLM|ChatGLM|Pythia)")
-VERSION = r"v?\d+\.\d+(?:\.\d+)?"
+VERSION = r"\d+\.\d+(?:\.\d+)?"
 TIME = rf"{N}\s?(?:ms|s|sec|seconds?|milliseconds?)\b"
 _VERB = r"\s*(?:\([^)]{0,12}\)\s*)?(?:of|is|=|:|to|as|was|be|equals?|is set to|are set to|set to)?\s*"
 
@@ -126,11 +126,11 @@ RULES: list[Rule] = [
           _host_memory, "GB", 0.7),
     # software
     *[
-        _rule(name, rf"\b{pattern}\s*(?:version\s*|release\s*)?\(?(?P<v>{VERSION})\b", name, None, 0.85)
+        _rule(name, rf"\b{pattern}\s*(?:version\s*|release\s*)?\(?v?(?P<v>{VERSION})\b", name, None, 0.85)
         for name, pattern in SOFTWARE.items()
     ],
     *[
-        _rule(f"{name}_reversed", rf"(?P<v>{VERSION})\s+(?:version|release)\s+of\s+{pattern}", name, None, 0.85)
+        _rule(f"{name}_reversed", rf"\bv?(?P<v>{VERSION})\s+(?:version|release)\s+of\s+{pattern}", name, None, 0.85)
         for name, pattern in SOFTWARE.items()
     ],
     # models

@@ -1,0 +1,76 @@
+"""Rule extractors find the regular facts in the field's usual phrasing (written sentences, not corpus ones)."""
+from __future__ import annotations
+
+import pytest
+
+from ontology.extraction.improvements import extract_improvements
+from ontology.extraction.pipeline import export_facts, extract_document
+from ontology.extraction.rules import apply_rules
+from ontology.extraction.text import PdfDocument, sentences
+from ontology.extraction.tradeoffs import rule_trade_offs, trade_off_candidates
+
+
+def found(text: str) -> set[tuple[str, str, str]]:
+    units = sentences([text])
+    facts = apply_rules(units, "Sys") + extract_improvements(units, "Sys", "throughput_speedup")
+    return {(f["kind"], f["parameter"], f["value"]) for f in facts}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Experiments run on 4 NVIDIA H100 GPUs.", ("constraint", "gpu_count", "4")),
+    ("Each node has an A100 GPU with 80GB memory.", ("constraint", "gpu_memory_gb", "80")),
+    ("We use CUDA 12.4 and PyTorch 2.3.1 throughout.", ("constraint", "cuda_version", "12.4")),
+    ("We use CUDA 12.4 and PyTorch 2.3.1 throughout.", ("constraint", "pytorch_version", "2.3.1")),
+    ("We compare against the v0.5.3 version of vLLM.", ("constraint", "vllm_version", "0.5.3")),
+    ("We serve Llama-3-70B on the cluster.", ("constraint", "model_size_b", "70")),
+    ("We set the KV cache block size to 32 for all runs.", ("parameter", "block_size", "32")),
+    ("A chunk size of 256 keeps decode stalls short.", ("parameter", "chunk_size", "256")),
+    ("The maximum batch size is 64.", ("parameter", "max_batch_size", "64")),
+    ("We run the model with TP=8 on one node.", ("parameter", "tensor_parallel_size", "8")),
+    ("The TTFT SLO is set to 0.5s for chat.", ("parameter", "slo_ttft_ms", "0.5s")),
+    ("Nodes are linked by 400 Gbps InfiniBand.", ("constraint", "network_bandwidth_gbps", "400")),
+    ("It achieves 3.1× higher throughput than the baseline.", ("constraint", "throughput_speedup", "3.1×")),
+    ("The system sustains 1.5-2× higher request rates.", ("constraint", "request_rate_speedup", "1.5-2×")),
+    ("It reduces the time to first token by up to 40%.", ("constraint", "ttft_reduction_pct", "40%")),
+])
+def test_a_regular_statement_becomes_a_typed_fact(text, expected):
+    assert expected in found(text)
+
+
+def test_a_list_of_values_gives_one_fact_each():
+    facts = found("We use a token budget of 1024 and 4096 in the two settings.")
+    assert {("parameter", "chunk_size", "1024"), ("parameter", "chunk_size", "4096")} <= facts
+
+
+def test_a_knob_value_stated_as_a_capability_is_a_constraint():
+    assert ("constraint", "max_batch_size", "48") in found("Our system can accommodate a maximum batch size of 48.")
+
+
+def test_axis_ticks_are_not_settings():
+    assert not any(p == "block_size" for _, p, _ in found("Block size 0 20 40 60 80"))
+
+
+def test_a_trade_off_sentence_naming_a_knob_becomes_a_trade_off():
+    units = sentences(["Raising the chunk size improves throughput at the cost of higher decode latency."])
+    facts = rule_trade_offs(trade_off_candidates(units), "Sys")
+    assert [f["parameter"] for f in facts] == ["chunk_size"]
+    assert facts[0]["kind"] == "trade_off" and facts[0]["effect"]
+
+
+def test_a_pronoun_sentence_takes_the_knob_of_the_sentence_before():
+    units = sentences(["Pipeline parallelism splits layers across GPUs. It saves memory but adds pipeline idle time."])
+    candidates = trade_off_candidates(units)
+    assert candidates and candidates[0].parameters == ["pipeline_parallel_size"]
+
+
+def test_the_whole_pipeline_reports_grounded_facts_in_the_exchange_format():
+    page = ("Sys: fast serving. We present Sys, a serving engine. We run on 8 A100 GPUs with CUDA 11.8. "
+            "The TTFT SLO is set to 0.2s. Sys improves throughput by 2-4× over the baseline.")
+    result = extract_document(PdfDocument(page_texts=[page], title="Sys: fast serving"))
+    facts = export_facts(result.facts)
+    assert result.subject == "Sys"
+    slo = next(f for f in facts if f["parameter"] == "slo_ttft_ms")
+    assert (slo["value"], slo["unit"]) == ("200", "ms")  # converted, as FACTS_FORMAT wants
+    assert {f["parameter"] for f in facts} >= {"gpu_count", "cuda_version", "throughput_speedup"}
+    assert all(set(f) == {"kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",
+                          "confidence", "extractor"} for f in facts)

@@ -1,0 +1,56 @@
+"""Extractor output and human edits pass the typed templates before storage; errors name the field."""
+from __future__ import annotations
+
+import pytest
+
+from ontology.schema import FactValidationError, fact_json_schema, validate_fact
+
+GOOD = {"kind": "parameter", "subject": "vLLM", "parameter": "page size", "value": "16", "unit": "token",
+        "page": 12, "quote": "vLLM sets its default block size as 16", "confidence": 0.8, "extractor": "rules"}
+
+
+def test_a_valid_fact_is_canonicalised():
+    fact = validate_fact(GOOD)
+    assert (fact.parameter, fact.unit) == ("block_size", "tokens")
+    assert fact.parsed().num == 16
+
+
+def test_seconds_on_a_millisecond_parameter_are_converted():
+    fact = validate_fact({**GOOD, "parameter": "ttft_slo", "value": "0.2s", "unit": None})
+    assert fact.parameter == "slo_ttft_ms"
+    assert fact.parsed().num == pytest.approx(200.0)
+
+
+@pytest.mark.parametrize(("change", "field", "message"), [
+    ({"value": "fast"}, "value", "is not a number for block_size"),
+    ({"value": None}, "value", "needs the value"),
+    ({"unit": "parsecs"}, "unit", "unknown unit"),
+    ({"page": 0}, "page", "greater than or equal to 1"),
+    ({"confidence": 1.5}, "confidence", "less than or equal to 1"),
+    ({"quote": ""}, "quote", "at least 3 characters"),
+    ({"parameter": "cuda", "value": "recent"}, "value", "not a version"),
+    ({"colour": "red"}, "colour", "Extra inputs are not permitted"),
+    ({"value": ["16"]}, "value", "must be a number or a short string"),
+])
+def test_a_broken_field_is_named_in_the_error(change, field, message):
+    with pytest.raises(FactValidationError) as info:
+        validate_fact({**GOOD, **change})
+    fields = [name for name, _ in info.value.errors]
+    assert field in fields, info.value
+    assert message in str(info.value)
+
+
+def test_a_trade_off_needs_an_effect():
+    with pytest.raises(FactValidationError, match="effect: a trade-off needs"):
+        validate_fact({**GOOD, "kind": "trade_off", "value": None})
+
+
+def test_an_unknown_kind_is_refused():
+    with pytest.raises(FactValidationError, match="kind: 'rumour' is not one of"):
+        validate_fact({**GOOD, "kind": "rumour"})
+
+
+def test_the_templates_export_a_json_schema_per_kind():
+    schema = fact_json_schema()
+    kinds = {option["properties"]["kind"]["const"] for option in schema["$defs"].values()}
+    assert kinds == {"constraint", "parameter", "trade_off"}
