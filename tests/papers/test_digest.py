@@ -66,6 +66,8 @@ def test_the_digest_arrives_best_first_with_scores_repository_and_one_click_unsu
     assert "Code: https://github.com/PyGithub/PyGithub · 7122 stars · 1793 forks · 357 open issues" in text
     assert "https://arxiv.org/abs/2407.00079" in text and 'href="https://arxiv.org/abs/2407.00079"' in html
     assert text.count("More like this:") == 4  # nearest papers by embedding, for every item
+    nearest_to_mooncake = re.search(r"More like this:\r?\n\s+- .+? https://arxiv.org/abs/(\S+)", text).group(1)
+    assert nearest_to_mooncake == VTENSOR  # the other KV-memory paper, not the training one
 
     unsubscribe = mail.message["List-Unsubscribe"].strip().removeprefix("<").removesuffix(">")
     assert mail.message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
