@@ -81,10 +81,11 @@ def make_client(api_url: str, delay_s: float, page_size: int, retries: int = 3) 
     return client
 
 
-def search_pages(client: arxiv.Client, query: str, max_results: int) -> Iterator[Page]:
-    """Pages of a search, newest submissions first; fetched lazily, so stopping early saves requests."""
+def search_pages(client: arxiv.Client, query: str, max_results: int, ids: list[str] | None = None) -> Iterator[Page]:
+    """Pages of a search (or of an id list), newest submissions first; fetched lazily, so stopping
+    early saves requests."""
     search = arxiv.Search(
-        query=query, max_results=max_results,
+        query=query, id_list=ids or [], max_results=max_results,
         sort_by=arxiv.SortCriterion.SubmittedDate, sort_order=arxiv.SortOrder.Descending,
     )
     page: list[arxiv.Result] = []

@@ -108,17 +108,18 @@ def _store(results: list[arxiv.Result], report: CrawlReport) -> int:
     return changed
 
 
-def crawl_arxiv(query: str | None = None, max_results: int | None = None, *, page_size: int | None = None,
-                stop_after_empty_pages: int | None = None) -> CrawlReport:
-    """Search arXiv newest first, politely (settings.ARXIV_DELAY_S between requests); stop after
-    `stop_after_empty_pages` consecutive pages that brought nothing new. Permanent API errors are
-    recorded in the report; transient ones (network, 5xx, empty pages) propagate for a retry."""
+def crawl_arxiv(query: str | None = None, max_results: int | None = None, *, ids: list[str] | None = None,
+                page_size: int | None = None, stop_after_empty_pages: int | None = None) -> CrawlReport:
+    """Search arXiv newest first (or fetch `ids`), politely (settings.ARXIV_DELAY_S between requests);
+    stop after `stop_after_empty_pages` consecutive pages that brought nothing new. Permanent API
+    errors are recorded in the report; transient ones (network, 5xx, empty pages) propagate for a retry."""
     report = CrawlReport()
     client = make_client(settings.ARXIV_API_URL, settings.ARXIV_DELAY_S, page_size or settings.ARXIV_PAGE_SIZE)
     empty_in_a_row = 0
     limit = stop_after_empty_pages or settings.ARXIV_STOP_AFTER_EMPTY_PAGES
     try:
-        for page in search_pages(client, query or settings.ARXIV_QUERY, max_results or settings.ARXIV_MAX_RESULTS):
+        query = query if query is not None else ("" if ids else settings.ARXIV_QUERY)
+        for page in search_pages(client, query, max_results or settings.ARXIV_MAX_RESULTS, ids):
             report.pages += 1
             empty_in_a_row = 0 if _store(page.results, report) else empty_in_a_row + 1
             if empty_in_a_row >= limit:

@@ -1,4 +1,4 @@
-"""`python manage.py crawl_arxiv [--query Q] [--max N] [--atom-file F ...]`: ingest arXiv metadata
+"""`python manage.py crawl_arxiv [--query Q] [--id ID ...] [--max N] [--atom-file F ...]`: ingest arXiv metadata
 from the API (politely, settings.ARXIV_DELAY_S between requests) or from saved API answers, and
 print what changed. Exit status 1 when any answer was rejected or unreadable.
 """
@@ -16,16 +16,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--query", help="arXiv search query (default: settings.ARXIV_QUERY)")
+        parser.add_argument("--id", nargs="+", default=[], dest="ids", help="fetch these arXiv ids")
         parser.add_argument("--max", type=int, dest="max_results", help="stop after this many results")
         parser.add_argument("--atom-file", nargs="+", type=Path, default=[],
                             help="saved API answers (Atom XML, or recorded JSON {url, status_code, body})")
         parser.add_argument("--stop-after-empty-pages", type=int, default=None)
 
-    def handle(self, *args, query=None, max_results=None, atom_file=(), stop_after_empty_pages=None, **options):
+    def handle(self, *args, query=None, ids=(), max_results=None, atom_file=(), stop_after_empty_pages=None,
+               **options):
         if atom_file:
             report = import_atom_files(list(atom_file))
         else:
-            report = crawl_arxiv(query, max_results, stop_after_empty_pages=stop_after_empty_pages)
+            report = crawl_arxiv(query, max_results, ids=list(ids), stop_after_empty_pages=stop_after_empty_pages)
         for label, ids in (("new", report.new), ("updated", report.updated)):
             for arxiv_id in ids:
                 self.stdout.write(f"{label}: {arxiv_id}")
