@@ -204,9 +204,10 @@ else:
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Token first: an unauthenticated call then gets 401 with `WWW-Authenticate: Token` (not a bare 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_PAGINATION_CLASS": "infrawiki.api_pagination.Pagination",
@@ -229,6 +230,14 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "infrawiki.api_schema.add_error_responses",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "PaperStatusEnum": "papers.models.paper.Paper.Status",
+        "FactStatusEnum": "ontology.models.Fact.Status",
+    },
 }
 
 LOGGING = {

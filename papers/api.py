@@ -146,7 +146,7 @@ class MySubscriptionView(APIView):
         self._call(subscriptions.update_preferences, subscription, **body.validated_data)
         return Response(SubscriptionSerializer(subscription).data)
 
-    @extend_schema(responses=SubscriptionSerializer)
+    @extend_schema(responses={200: SubscriptionSerializer})
     def delete(self, request):
         subscription = self._mine(request)
         subscription = self._call(subscriptions.unsubscribe, subscriptions.make_token(subscription, "manage"))

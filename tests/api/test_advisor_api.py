@@ -1,0 +1,26 @@
+"""POST /api/advisor/recommend over HTTP: the advisor's answer, and its input errors in the API's shape."""
+import pytest
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+BODY = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct", "cuda": "12.1",
+        "workload": {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}, "sla": {"p95_latency_ms": 5000}}
+
+
+def test_a_recommendation_has_a_command_and_estimates():
+    response = APIClient().post("/api/advisor/recommend", BODY, format="json")
+    assert response.status_code == 200
+    best = response.json()["recommendations"][0]
+    assert best["command"] and best["estimates"]["weights_gib"] > 0
+
+
+def test_invalid_advisor_input_is_a_400_with_error_and_hint():
+    response = APIClient().post("/api/advisor/recommend", {**BODY, "gpu": "Potato 9000"}, format="json")
+    assert response.status_code == 400
+    assert "Potato 9000" in response.json()["error"] and response.json()["hint"]
+
+
+def test_a_body_that_is_not_json_is_a_400_saying_so():
+    response = APIClient().post("/api/advisor/recommend", "{not json", content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "malformed request"
