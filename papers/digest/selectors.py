@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from papers.digest.similar import SimilarityIndex
-from papers.models import CodeRepo, Paper, Score, Subscription
+from papers.models import CodeRepo, Paper, PaperRepo, Score, Subscription
 from papers.scoring.selectors import fact_field, fact_input
 
 MAX_ITEMS = 20
@@ -40,6 +40,7 @@ class Digest:
     since: datetime
     until: datetime
     items: list[DigestItem]
+    total_new: int  # all new papers for this subscriber; `items` holds the best MAX_ITEMS of them
 
 
 def digest_since(subscription: Subscription, now: datetime) -> datetime:
@@ -79,11 +80,12 @@ def top_facts(paper_id: int, limit: int = FACTS_PER_PAPER) -> list[dict]:
 def build_digest(subscription: Subscription, now: datetime, index: SimilarityIndex | None = None) -> Digest:
     """The digest `subscription` would get at `now` (reads only)."""
     since = digest_since(subscription, now)
-    scores = list(new_scores(subscription, since, now)[:MAX_ITEMS])
+    matching = new_scores(subscription, since, now)
+    scores = list(matching[:MAX_ITEMS])
     repos_by_paper: dict[int, list[CodeRepo]] = {}
-    for repo in CodeRepo.objects.filter(papers__in=[s.paper_id for s in scores]).prefetch_related("papers"):
-        for paper in repo.papers.all():
-            repos_by_paper.setdefault(paper.id, []).append(repo)
+    links = PaperRepo.objects.filter(paper_id__in=[s.paper_id for s in scores]).select_related("repo")
+    for link in links.order_by("-official", "repo__full_name"):
+        repos_by_paper.setdefault(link.paper_id, []).append(link.repo)
     if scores and index is None:
         index = SimilarityIndex.build()
     items = [
@@ -93,4 +95,5 @@ def build_digest(subscription: Subscription, now: datetime, index: SimilarityInd
         )
         for s in scores
     ]
-    return Digest(subscription, since, now, items)
+    total = len(scores) if len(scores) < MAX_ITEMS else matching.count()
+    return Digest(subscription, since, now, items, total)

@@ -206,3 +206,6 @@ def test_send_digest_dry_run_on_the_bundled_seed_corpus(smtp_server, capsys):
     out = capsys.readouterr().out
     best = Score.objects.filter(is_latest=True).order_by("-total", "paper__arxiv_id").first()
     assert f"1. {best.paper.title}" in out and "Unsubscribe (one click): http://testserver/digest/unsubscribe/" in out
+    papers = Paper.objects.count()
+    assert f"Subject: InfraWiki digest: top 20 of {papers} newly scored papers" in out
+    assert not re.search(r"(Code: \S+)\s+\1", out)  # a repository shared by two papers is listed once per paper
