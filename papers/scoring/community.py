@@ -30,6 +30,15 @@ class FieldReport:
         return f'"{self.title}" ({self.signal}{on}) {self.url}'.strip()
 
 
+def _signal(issue: dict, title: str, text: str) -> str:
+    """What marks the issue as a field report; the crawler's own verdict ("matched") when it gave one,
+    since it saw the issue body, which CodeRepo.production_signals does not keep."""
+    if issue.get("matched"):
+        return ", ".join(str(m) for m in issue["matched"])
+    hit = FIELD_REPORT.search(title) or FIELD_REPORT.search(text)
+    return hit.group(1).lower() if hit else ""
+
+
 def field_reports(issues: tuple[dict, ...]) -> list[FieldReport]:
     """Issues (not pull requests) whose title or body reports a failure or use in the field."""
     reports = []
@@ -39,12 +48,10 @@ def field_reports(issues: tuple[dict, ...]) -> list[FieldReport]:
             continue
         title = str(issue.get("title") or "")
         text = f"{title}\n{issue.get('body') or ''}"
-        hit = FIELD_REPORT.search(title) or FIELD_REPORT.search(text)
-        if not hit:
+        signal = _signal(issue, title, text)
+        if not signal:
             continue
         gpu = HARDWARE.search(text)
-        reports.append(
-            FieldReport(title.strip(), str(issue.get("html_url") or issue.get("url") or ""), hit.group(1).lower(),
-                        gpu.group(1) if gpu else "")
-        )
+        url = str(issue.get("html_url") or issue.get("url") or "")
+        reports.append(FieldReport(title.strip(), url, signal, gpu.group(1) if gpu else ""))
     return reports

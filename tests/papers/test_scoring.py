@@ -162,6 +162,16 @@ def test_field_reports_are_issues_not_pull_requests(corpus_dir):
     assert field_reports(tuple(corpus.recorded(corpus_dir, corpus.ISSUES_PYGITHUB))) == []  # feature requests only
 
 
+def test_the_crawlers_verdict_counts_even_when_the_stored_signal_has_no_body(corpus_dir):
+    # production_signals keep title/url/matched only (papers.services.github); this recorded issue
+    # says "crash" only in its body.
+    [issue] = [i for i in corpus.recorded(corpus_dir, corpus.SEARCH_ISSUES)["items"] if i["number"] == 5218]
+    stored = {"title": issue["title"], "url": issue["html_url"], "state": issue["state"], "matched": ["crash"]}
+    assert field_reports(({**stored, "matched": []},)) == []
+    [report] = field_reports((stored,))
+    assert report.signal == "crash" and report.url == "https://github.com/TrinityCore/TrinityCore/issues/5218"
+
+
 def test_a_popular_repository_with_active_issues_and_field_reports_gets_full_community_points(corpus_dir):
     repo = corpus.repo_input(corpus_dir, issues=corpus.SEARCH_ISSUES)
     card = score(paper_input(corpus_dir, "2309.06180", repos=(repo,)), SCORED_AT)
