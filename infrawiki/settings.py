@@ -136,6 +136,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(*env_str("CRAWL_CRON", "0 2 * * *").split()),
         "options": {"queue": "crawl"},
     },
+    "nightly-rescore": {
+        "task": "papers.tasks.score_all_task",
+        "schedule": crontab(*env_str("RESCORE_CRON", "30 3 * * *").split()),
+        "options": {"queue": "parse"},
+    },
     "weekly-digest": {
         "task": "papers.tasks.send_digests_task",
         "schedule": crontab(*env_str("DIGEST_CRON", "0 8 * * 1").split()),

@@ -25,13 +25,13 @@ from papers.clients.download import DownloadError
 from papers.clients.github import RateLimited
 from papers.digest.tasks import send_digests_task
 from papers.models import Paper
-from papers.scoring.tasks import score_paper_task
+from papers.scoring.tasks import score_all_task, score_paper_task
 from papers.services import crawl_arxiv, download_paper_pdf, fail_paper, parse_paper_pdf
 from papers.services.github import repos_to_sync, sync_repo
 
 __all__ = [
     "crawl_arxiv_task", "crawl_github_task", "download_pdf_task", "fetch_repo_task", "parse_pdf_task",
-    "pipeline_for", "score_paper_task", "send_digests_task",
+    "pipeline_for", "score_all_task", "score_paper_task", "send_digests_task",
 ]
 log = logging.getLogger(__name__)
 TRANSIENT_ARXIV = (requests.ConnectionError, requests.Timeout, arxiv.HTTPError, arxiv.UnexpectedEmptyPageError)

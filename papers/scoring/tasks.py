@@ -1,4 +1,6 @@
-"""Celery task "papers.tasks.score_paper_task": score one paper (sent by the ontology after extraction).
+"""Celery tasks "papers.tasks.score_paper_task" (one paper, sent by the ontology after extraction) and
+"papers.tasks.score_all_task" (nightly beat: time-dependent judgements such as "recent commits" and
+"too fresh" change without any input changing).
 
 Registered under the papers.tasks name (papers/tasks.py imports this module, which Celery
 autodiscovers), so senders need no import. Thin: load by id, call the service.
@@ -10,7 +12,7 @@ import logging
 from celery import shared_task
 
 from papers.models import Paper
-from papers.scoring.services import score_paper
+from papers.scoring.services import score_all, score_paper
 
 log = logging.getLogger(__name__)
 
@@ -24,3 +26,9 @@ def score_paper_task(paper_id: int) -> dict:
         return {"paper_id": paper_id, "error": "paper not found"}
     score, changed = score_paper(paper)
     return {"paper": paper.arxiv_id, "total": score.total, "tier": score.tier, "changed": changed}
+
+
+@shared_task(name="papers.tasks.score_all_task")
+def score_all_task() -> dict:
+    """Rescore every paper; only papers whose inputs or time-dependent judgements changed get a row."""
+    return score_all()

@@ -13,7 +13,7 @@ from papers.scoring.community import field_reports
 from papers.scoring.inputs import ScoringInput
 from papers.scoring.rules import ScoringConfig, score
 from papers.scoring.services import score_paper
-from papers.scoring.tasks import score_paper_task
+from papers.scoring.tasks import score_all_task, score_paper_task
 from tests.papers import scoring_corpus as corpus
 
 PYGITHUB_PUSHED = datetime(2024, 12, 19, 12, 1, 11, tzinfo=UTC)  # pushed_at in the recorded repo response
@@ -276,6 +276,7 @@ def test_score_papers_command_and_task_recompute_every_paper(vllm_in_db, corpus_
     assert "scored 2 papers: 2 changed, 0 unchanged, 0 failed" in capsys.readouterr().out
     call_command("score_papers")
     assert "0 changed, 2 unchanged" in capsys.readouterr().out
+    assert score_all_task.apply().get() == {"changed": 0, "unchanged": 2, "failed": 0}
     assert score_paper_task.apply(args=[bare.id]).get()["changed"] is False
     assert score_paper_task.apply(args=[10**9]).get() == {"paper_id": 10**9, "error": "paper not found"}
     assert Score.objects.get(paper=bare, is_latest=True).tier == "to_verify"
