@@ -96,6 +96,21 @@ def stop_celery_worker(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
+def switch_broker(app, broker_url: str, transport_options: dict, result_backend: str | None) -> None:
+    """Point the Celery app of this process at another broker. Closing the pools alone leaves
+    closed pools cached (later publishes fail with "Acquire on closed pool"), so reset them."""
+    import kombu.pools
+
+    app.conf.broker_url = broker_url
+    app.conf.broker_transport_options = transport_options
+    app.conf.result_backend = result_backend
+    kombu.pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
+    app._backend_cache = None  # the result backend is cached too
+    app._local.backend = None
+
+
 @pytest.fixture
 def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[dict]:
     """A real `celery worker` process on the real Redis, using this test's database.
@@ -118,15 +133,11 @@ def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[
         "CELERY_RESULT_BACKEND": redis_url,
     }
     saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
-    app.conf.broker_url = redis_url
-    app.conf.broker_transport_options = {"global_keyprefix": prefix}
-    app.conf.result_backend = redis_url
-    app.pool.force_close_all()
+    switch_broker(app, redis_url, {"global_keyprefix": prefix}, redis_url)
     log_path = ROOT / ".infrawiki" / "test-logs" / f"worker-{prefix.strip('-')}.log"
     proc = start_celery_worker(env, log_path)
     try:
         yield {"env": env, "process": proc, "log": log_path, "prefix": prefix}
     finally:
         stop_celery_worker(proc)
-        app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend = saved
-        app.pool.force_close_all()
+        switch_broker(app, *saved)

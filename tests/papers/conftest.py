@@ -39,3 +39,18 @@ def data_dir(tmp_path: Path, settings) -> Path:
     """A fresh DATA_DIR, so stored PDFs of one test never leak into another."""
     settings.DATA_DIR = tmp_path / "data"
     return settings.DATA_DIR
+
+
+@pytest.fixture
+def memory_broker() -> Iterator[object]:
+    """Publish to kombu's in-memory transport, so eager tests never write to a real broker; yields
+    the Celery app so a test can read what was sent."""
+    from infrawiki.celery import app
+    from tests.conftest import switch_broker
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
+    switch_broker(app, "memory://", {}, None)
+    try:
+        yield app
+    finally:
+        switch_broker(app, *saved)

@@ -139,3 +139,18 @@ class GithubReplay(ReplayServer):
         if etag and headers.get("If-None-Match") == etag:
             return 304, out, b""
         return record["status"], out, record["body"].encode()
+
+
+class PdfHost(ReplayServer):
+    """A loopback PDF host: `routes` maps a path to (status, headers, body); unknown paths 404."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.routes: dict[str, tuple[int, list[tuple[str, str]], bytes]] = {}
+
+    def serve_pdf(self, path: str, content: bytes) -> str:
+        self.routes[path] = (200, [("Content-Type", "application/pdf")], content)
+        return f"{self.url}{path}"
+
+    def answer(self, path: str, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
+        return self.routes.get(path, (404, [("Content-Type", "text/plain")], b"not found"))
