@@ -124,7 +124,10 @@ CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "am
 )
 # visibility_timeout: how long a task taken by a worker that then vanished (killed, machine lost)
 # stays invisible before Redis hands it to another worker; longer than the slowest task.
-CELERY_BROKER_TRANSPORT_OPTIONS = env_json_object("CELERY_BROKER_TRANSPORT_OPTIONS", {"visibility_timeout": 3600})
+# (Only Redis takes it; other transports get the options verbatim, e.g. SQLAlchemy's create_engine.)
+CELERY_BROKER_TRANSPORT_OPTIONS = env_json_object(
+    "CELERY_BROKER_TRANSPORT_OPTIONS", {"visibility_timeout": 3600} if CELERY_BROKER_URL.startswith("redis") else {}
+)
 if env_str("CELERY_KEY_PREFIX"):
     # Isolates one deployment (or one test run) from others sharing the same Redis.
     CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = env_str("CELERY_KEY_PREFIX")
