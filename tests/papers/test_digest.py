@@ -64,6 +64,7 @@ def test_the_digest_arrives_best_first_with_scores_repository_and_one_click_unsu
     assert "code availability 3/3 · experimental realism 3/3 · parameter transparency 2/2 · community 2/2" in text
     assert "real trace? yes · end-to-end metrics? yes · reproducible configuration? yes" in text
     assert "Code: https://github.com/PyGithub/PyGithub · 7122 stars · 1793 forks · 357 open issues" in text
+    assert "Code: https://github.com/vllm-project/vllm (health not checked yet)" in text  # linked, not crawled
     assert "https://arxiv.org/abs/2407.00079" in text and 'href="https://arxiv.org/abs/2407.00079"' in html
     assert text.count("More like this:") == 4  # nearest papers by embedding, for every item
     nearest_to_mooncake = re.search(r"More like this:\r?\n\s+- .+? https://arxiv.org/abs/(\S+)", text).group(1)
