@@ -1,8 +1,8 @@
 """Browser pages (server-rendered; see frontend/views/)."""
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, re_path
 
-from frontend.views import account, advisor, dashboard, papers, search, wiki
+from frontend.views import account, advisor, dashboard, papers, review, search, wiki
 
 app_name = "frontend"
 urlpatterns = [
@@ -11,6 +11,9 @@ urlpatterns = [
     path("papers/", papers.paper_list, name="paper-list"),
     path("papers/<str:arxiv_id>/", papers.paper_page, name="paper"),
     path("search/", search.search, name="search"),
+    path("review/", review.review_queue, name="review"),
+    path("facts/<int:fact_id>/", review.fact_page, name="fact"),
+    re_path(r"^facts/(?P<fact_id>\d+)/(?P<action>verify|reject)/$", review.review_fact, name="fact-review"),
     path("parameters/", wiki.parameter_index, name="parameters"),
     path("parameters/<str:name>/", wiki.parameter_page, name="parameter"),
     path("entities/<str:key>/", wiki.entity_page, name="entity"),

@@ -8,18 +8,24 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from ontology.api import EntityViewSet, FactViewSet, ParameterViewSet, SearchView
 from papers.api import MySubscriptionView, PaperViewSet, RepoViewSet, ScoreViewSet
 
 router = DefaultRouter()
 router.register("papers", PaperViewSet, basename="paper")
 router.register("scores", ScoreViewSet, basename="score")
 router.register("repositories", RepoViewSet, basename="repository")
+router.register("facts", FactViewSet, basename="fact")
+router.register("entities", EntityViewSet, basename="entity")
+router.register("parameters", ParameterViewSet, basename="parameter")
 
 urlpatterns = [
     path("", include(router.urls)),
+    path("search", SearchView.as_view(), name="search"),
     path("advisor/", include("advisor.urls")),
     path("me/subscription/", MySubscriptionView.as_view(), name="my-subscription"),
     path("auth/token/", obtain_auth_token, name="token"),
+    path("search", SearchView.as_view(), name="search"),
     path("advisor/", include("advisor.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

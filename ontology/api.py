@@ -10,11 +10,13 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from infrawiki.permissions import IsEditor, IsEditorOrReadOnly
 from ontology import selectors, services
+from ontology.schema import FactValidationError
 from ontology.serializers import (
     EntityDetailSerializer,
     EntitySerializer,
@@ -22,8 +24,8 @@ from ontology.serializers import (
     FactEditSerializer,
     FactFilters,
     FactSerializer,
+    ParameterDetailSerializer,
     ParameterSerializer,
-    ParameterValueSerializer,
     ReviewSerializer,
     SearchQuerySerializer,
     SearchResponseSerializer,
@@ -65,7 +67,10 @@ class FactViewSet(viewsets.GenericViewSet):
         edit.is_valid(raise_exception=True)
         changes = dict(edit.validated_data)
         note = changes.pop("note", "")
-        services.edit_fact(fact, user=request.user, changes=changes, note=note)
+        try:
+            services.edit_fact(fact, user=request.user, changes=changes, note=note)
+        except FactValidationError as exc:
+            raise ValidationError({field: [message] for field, message in exc.errors}) from exc
         return Response(FactDetailSerializer(self.get_object()).data)
 
     @extend_schema(request=ReviewSerializer, responses=FactDetailSerializer)
@@ -90,27 +95,26 @@ class FactViewSet(viewsets.GenericViewSet):
 
 @extend_schema(tags=["entities"])
 class EntityViewSet(viewsets.ReadOnlyModelViewSet):
-    """Named things the facts are about (engines, techniques, GPUs, models); one with its facts."""
+    """Named things the facts are about (engines, techniques, GPUs, models); one with its wiki page."""
 
     lookup_field = "key"
     lookup_value_regex = r"[^/]+"
+    serializer_class = EntitySerializer
 
     def get_queryset(self):
         return selectors.entity_rows()
 
-    def get_serializer_class(self):
-        return EntityDetailSerializer if self.action == "retrieve" else EntitySerializer
-
-    def get_object(self):
-        entity = selectors.entity_page(self.kwargs["key"])
-        if entity is None:
+    @extend_schema(responses=EntityDetailSerializer)
+    def retrieve(self, request, key=None):
+        wiki = selectors.entity_wiki(key)
+        if wiki is None:
             raise Http404
-        return entity
+        return Response(EntityDetailSerializer(wiki).data)
 
 
 @extend_schema(tags=["parameters"])
 class ParameterViewSet(viewsets.GenericViewSet):
-    """Parameters the papers report; one parameter's values across papers, conflicts flagged."""
+    """Parameters the papers report; one parameter's values across papers, disagreements listed."""
 
     serializer_class = ParameterSerializer
     lookup_field = "name"
@@ -120,13 +124,12 @@ class ParameterViewSet(viewsets.GenericViewSet):
         page = self.paginate_queryset(selectors.parameter_index())
         return self.get_paginated_response(ParameterSerializer(page, many=True).data)
 
-    @extend_schema(responses=ParameterValueSerializer(many=True))
+    @extend_schema(responses=ParameterDetailSerializer)
     def retrieve(self, request, name=None):
-        rows = selectors.parameter_values(name)
-        if not rows:
+        wiki = selectors.parameter_wiki(name)
+        if not wiki["facts"]:
             raise Http404
-        page = self.paginate_queryset(rows)
-        return self.get_paginated_response(ParameterValueSerializer(page, many=True).data)
+        return Response(ParameterDetailSerializer(wiki).data)
 
 
 @extend_schema(tags=["search"])

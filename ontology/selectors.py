@@ -33,7 +33,7 @@ fts AS (
     SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS r FROM (
         SELECT id, ts_rank_cd(search_vector, query) AS rank
         FROM ontology_searchdocument,
-             replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query
+             (SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query) AS q
         WHERE search_vector @@ query AND doc_type = ANY(%(types)s)
         ORDER BY rank DESC LIMIT %(k)s) f)
 SELECT COALESCE(vec.id, fts.id) AS id,
@@ -210,12 +210,6 @@ def fact_rows(*, kind: str | None = None, parameter: str | None = None, subject:
     return facts.order_by("paper__arxiv_id", "page", "id")
 
 
-def paper_fact_rows(paper_id: int) -> list[Fact]:
-    """A paper's facts in page order, rejected ones last, for its page."""
-    return list(Fact.objects.filter(paper_id=paper_id).select_related("paper", "entity")
-                .order_by("status", "page", "id"))
-
-
 def review_queue(status: str = "extracted") -> QuerySet[Fact]:
     """Facts with `status`, least confident first: the ones most worth a person's look."""
     return Fact.objects.filter(status=status).select_related("paper", "entity").order_by("confidence", "id")
@@ -231,7 +225,7 @@ def fact_with_history(fact_id: int) -> Fact | None:
     fact = Fact.objects.select_related("paper", "entity").filter(id=fact_id).first()
     if fact is None:
         return None
-    fact.history = list(FactRevision.objects.filter(fact=fact).order_by("created_at", "id"))
+    fact.history = list(fact_history(fact_id))
     for revision in fact.history:
         revision.changed = _changed(revision)
     return fact
@@ -249,37 +243,6 @@ def parameter_index() -> list[dict[str, Any]]:
                 .annotate(facts=Count("id"), papers=Count("paper", distinct=True)).order_by("parameter"))
 
 
-def _value_key(fact: Fact) -> Any:
-    return round(fact.value_num, 6) if fact.value_num is not None else fact.value.strip().lower()
-
-
-def parameter_values(name: str) -> list[dict[str, Any]]:
-    """Every non-rejected value of parameter `name` across papers: [{fact, conflict}].
-
-    A value conflicts when another paper states a different value for the same subject and unit.
-    """
-    facts = list(Fact.objects.filter(parameter=name).exclude(status=Fact.Status.REJECTED)
-                 .select_related("paper").order_by("subject", "paper__arxiv_id", "page", "id"))
-    groups: dict[tuple[str, str], dict[Any, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for fact in facts:
-        groups[(fact.subject.lower(), fact.unit)][_value_key(fact)].add(fact.paper_id)
-    return [
-        {"fact": fact, "conflict": len(groups[(fact.subject.lower(), fact.unit)]) > 1
-         and len(set().union(*groups[(fact.subject.lower(), fact.unit)].values())) > 1}
-        for fact in facts
-    ]
-
-
 def entity_rows() -> QuerySet[Entity]:
     """All entities by name."""
     return Entity.objects.order_by("name", "key")
-
-
-def entity_page(key: str) -> Entity | None:
-    """An entity with `page_facts`: its non-rejected facts across papers."""
-    entity = Entity.objects.filter(key=key).first()
-    if entity is None:
-        return None
-    entity.page_facts = list(entity.facts.exclude(status=Fact.Status.REJECTED).select_related("paper", "entity")
-                             .order_by("parameter", "paper__arxiv_id", "page"))
-    return entity

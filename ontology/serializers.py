@@ -72,11 +72,34 @@ class EntitySerializer(serializers.ModelSerializer):
         fields = ["key", "name", "kind", "aliases", "description"]
 
 
-class EntityDetailSerializer(EntitySerializer):
-    facts = FactSerializer(source="page_facts", many=True, read_only=True)
+class ConflictValueSerializer(serializers.Serializer):
+    value = serializers.CharField()
+    unit = serializers.CharField(allow_null=True)
+    paper = serializers.CharField(help_text="arXiv id")
+    page = serializers.IntegerField(allow_null=True)
+    fact_id = serializers.IntegerField()
+    verified = serializers.BooleanField()
 
-    class Meta(EntitySerializer.Meta):
-        fields = [*EntitySerializer.Meta.fields, "facts"]
+
+class ConflictSerializer(serializers.Serializer):
+    """Papers disagreeing: same subject, parameter and condition, different values."""
+
+    subject = serializers.CharField()
+    parameter = serializers.CharField()
+    condition = serializers.CharField(allow_null=True)
+    values = ConflictValueSerializer(many=True)
+
+
+class EntityDetailSerializer(serializers.Serializer):
+    """An entity's wiki page: its facts from every paper and where the papers disagree."""
+
+    entity = EntitySerializer()
+    facts = serializers.SerializerMethodField()
+    conflicts = ConflictSerializer(many=True)
+    papers = serializers.ListField(child=serializers.CharField(), help_text="arXiv ids")
+
+    def get_facts(self, wiki) -> list[dict]:
+        return FactSerializer([f for facts in wiki["facts_by_parameter"].values() for f in facts], many=True).data
 
 
 class ParameterSerializer(serializers.Serializer):
@@ -85,9 +108,16 @@ class ParameterSerializer(serializers.Serializer):
     papers = serializers.IntegerField()
 
 
-class ParameterValueSerializer(serializers.Serializer):
-    fact = FactSerializer()
-    conflict = serializers.BooleanField(help_text="another paper states a different value for the same subject")
+class ParameterDetailSerializer(serializers.Serializer):
+    """A parameter's wiki page: every stated value across papers, and the disagreements."""
+
+    parameter = serializers.CharField()
+    unit = serializers.SerializerMethodField()
+    facts = FactSerializer(many=True)
+    conflicts = ConflictSerializer(many=True)
+
+    def get_unit(self, wiki) -> str | None:
+        return getattr(wiki["spec"], "unit", None)
 
 
 class SearchQuerySerializer(serializers.Serializer):

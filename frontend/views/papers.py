@@ -38,7 +38,7 @@ def paper_page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     paper = paper_selectors.paper_page(arxiv_id)
     if paper is None:
         raise Http404(f"No paper with arXiv id {arxiv_id}")
-    facts = ontology_selectors.paper_fact_rows(paper.id)
+    facts = list(ontology_selectors.facts_for_paper(paper.id).select_related("entity"))
     return render(request, "frontend/paper_detail.html", {
         "paper": paper,
         "score": paper.latest_score,

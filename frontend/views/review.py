@@ -14,6 +14,7 @@ from frontend.forms import FactEditForm
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
+from ontology.schema import FactValidationError
 
 PAGE_SIZE = 20
 
@@ -38,10 +39,15 @@ def fact_page(request: HttpRequest, fact_id: int) -> HttpResponse:
             raise PermissionDenied("Only editors can edit facts.")
         form = FactEditForm(request.POST)
         if form.is_valid():
-            ontology_services.edit_fact(fact, user=request.user, changes=form.changes(),
-                                        note=form.cleaned_data["note"])
-            messages.success(request, f"Fact #{fact.id} saved; the change is in its history.")
-            return redirect("frontend:fact", fact_id=fact.id)
+            try:
+                ontology_services.edit_fact(fact, user=request.user, changes=form.changes(),
+                                            note=form.cleaned_data["note"])
+            except FactValidationError as exc:
+                for field, message in exc.errors:
+                    form.add_error(field if field in form.fields else None, message)
+            else:
+                messages.success(request, f"Fact #{fact.id} saved; the change is in its history.")
+                return redirect("frontend:fact", fact_id=fact.id)
     elif can_review:
         form = FactEditForm(initial={f: getattr(fact, f) for f in FactEditForm.base_fields if f != "note"})
     return render(request, "frontend/fact_detail.html", {"fact": fact, "form": form, "can_review": can_review})

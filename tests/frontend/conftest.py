@@ -7,3 +7,9 @@ from tests.frontend.data import WebData, make_web_data
 @pytest.fixture
 def web(db) -> WebData:
     return make_web_data()
+
+
+@pytest.fixture
+def web_indexed(db) -> WebData:
+    """The web data with search documents, for search tests."""
+    return make_web_data(index=True)

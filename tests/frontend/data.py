@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from infrawiki.permissions import EDITORS_GROUP
 from ontology.models import Entity, Fact, FactRevision
+from ontology.search_index import index_facts, index_paper
 from papers.models import Author, CodeRepo, Paper, PaperAuthor, PaperRepo, Section
 from papers.models.digest import Subscription
 from papers.models.scoring import Score
@@ -114,5 +115,11 @@ def make_corpus(users: dict[str, User]) -> WebData:
                    entities={"vllm": vllm_entity, "prefill": prefill}, repo=repo)
 
 
-def make_web_data() -> WebData:
-    return make_corpus(make_users())
+def make_web_data(*, index: bool = False) -> WebData:
+    """Users and corpus; with `index`, also the search documents (embeds with the real MiniLM model)."""
+    data = make_corpus(make_users())
+    if index:
+        for paper in data.papers.values():
+            index_paper(paper)
+        index_facts(list(data.facts.values()))
+    return data

@@ -11,7 +11,7 @@ QUERY = {"gpu": "A100-SXM4-40GB", "gpu_count": "1", "cuda": "12.1", "model": "me
 def test_the_form_labels_every_field(client):
     html = client.get("/advisor/").content.decode()
     for name in QUERY:
-        assert re.search(rf'<label for="id_{name}">', html), name
+        assert re.search(rf'<label for="id_{name}"( class="required")?>', html), name
         assert f'id="id_{name}"' in html
 
 

@@ -1,0 +1,85 @@
+"""The review queue and a fact's page: editors verify, reject and edit; everyone else only reads."""
+import pytest
+
+from ontology.models import Fact, FactRevision
+from tests.frontend.data import password
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, web, name):
+    assert client.login(username=name, password=password(name))
+
+
+def test_the_queue_lists_unreviewed_facts_least_confident_first(client, web):
+    html = client.get("/review/").content.decode()
+    assert html.index("max_num_seqs") < html.index("block_size"), "confidence 0.3 before 0.9"
+    assert "Log in</a> as an editor" in html
+    assert "Verify fact" not in html
+
+
+def test_an_editor_verifies_a_fact_from_the_queue_and_returns_to_it(client, web):
+    login(client, web, "editor")
+    fact = web.facts["gpu"]
+    response = client.post(f"/facts/{fact.id}/verify/", {"next": "/review/"})
+    assert response.status_code == 302 and response["Location"] == "/review/"
+    fact.refresh_from_db()
+    assert fact.status == "verified"
+    revision = FactRevision.objects.filter(fact=fact).latest("id")
+    assert (revision.action, revision.actor) == ("verify", "editor")
+
+
+def test_an_editor_rejects_a_fact_and_it_leaves_the_paper_page(client, web):
+    login(client, web, "editor")
+    fact = web.facts["hostile"]
+    client.post(f"/facts/{fact.id}/reject/", {"note": "not what the quote says"})
+    assert Fact.objects.get(id=fact.id).status == "rejected"
+    assert "max_num_seqs" not in client.get("/papers/2309.06180/").content.decode()
+
+
+def test_an_outsider_cannot_verify_and_nothing_changes(client, web):
+    login(client, web, "outsider")
+    fact = web.facts["gpu"]
+    assert client.post(f"/facts/{fact.id}/verify/").status_code == 403
+    assert Fact.objects.get(id=fact.id).status == "extracted"
+
+
+def test_an_editor_edits_a_fact_and_the_history_shows_before_and_after(client, web):
+    login(client, web, "editor")
+    fact = web.facts["block_size"]
+    form = {"subject": "vLLM", "parameter": "block_size", "value": "32", "unit": "tokens", "condition": "",
+            "effect": "", "page": "7", "note": "the table says 32"}
+    response = client.post(f"/facts/{fact.id}/", form, follow=True)
+    html = response.content.decode()
+    assert Fact.objects.get(id=fact.id).value == "32"
+    assert "the table says 32" in html
+    assert "<del>16</del> → <ins>32</ins>" in html
+
+
+def test_an_invalid_edit_names_the_field_and_keeps_the_fact(client, web):
+    login(client, web, "editor")
+    fact = web.facts["block_size"]
+    form = {"subject": "vLLM", "parameter": "block_size", "value": "fast", "unit": "tokens", "page": "7"}
+    response = client.post(f"/facts/{fact.id}/", form)
+    assert response.status_code == 200
+    assert "fast" in response.content.decode() and 'role="alert"' in response.content.decode()
+    assert Fact.objects.get(id=fact.id).value == "16"
+
+
+def test_the_parameter_page_highlights_papers_that_disagree(client, web):
+    html = client.get("/parameters/chunk_size/").content.decode()
+    assert "Disagreements" in html
+    assert html.count('class="conflict"') == 2
+    assert "512" in html and "2048" in html
+
+
+def test_the_entity_page_lists_its_facts_by_parameter(client, web):
+    html = client.get("/entities/vllm/").content.decode()
+    assert "block_size" in html and "we set the block size to 16 tokens" in html
+
+
+def test_the_review_queue_costs_the_same_queries_for_any_number_of_facts(client, web, django_assert_num_queries):
+    login(client, web, "editor")
+    client.get("/review/")
+    with django_assert_num_queries(5):  # session, user, editor group, count, one page of facts
+        client.get("/review/")
