@@ -136,6 +136,23 @@ def test_two_concurrent_senders_deliver_exactly_one_digest_per_subscriber(scored
     assert set(Subscription.objects.values_list("next_digest_at", flat=True)) == {next_period_start(MONDAY)}
 
 
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_two_worker_processes_running_the_weekly_task_mail_each_subscriber_once(
+        scored_papers, smtp_server, monkeypatch, request):
+    monkeypatch.setenv("EMAIL_URL", f"smtp://127.0.0.1:{smtp_server.port}")
+    monkeypatch.setenv("SITE_URL", "http://testserver")
+    worker = request.getfixturevalue("celery_redis_worker")  # a real worker: 2 prefork processes on Redis
+    emails = [f"member{n}@example.org" for n in range(4)]
+    for email in emails:
+        subscriber(email)
+    results = [send_digests_task.apply_async() for _ in range(2)]
+    outcomes = [result.get(timeout=120) for result in results]
+    assert sum(outcome["sent"] for outcome in outcomes) == len(emails), worker["log"].read_text()[-2000:]
+    assert sorted(r for mail in smtp_server.received for r in mail.rcpt_tos) == emails
+    assert DigestDelivery.objects.filter(status="sent").count() == len(emails)
+
+
 @pytest.mark.django_db
 def test_a_failed_send_is_recorded_and_retried_until_it_goes_through(scored_papers, smtp_server, settings):
     subscriber("owner@example.org")
