@@ -17,8 +17,18 @@ def main() -> None:
     call_command("migrate", interactive=False, verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
     call_command("load_seed")
+    _prepare_broker()
     port = os.environ.get("INFRAWIKI_PORT", "8000")
     print(f"InfraWiki data in {settings.DATA_DIR}; web UI at http://127.0.0.1:{port}/", flush=True)
+
+
+def _prepare_broker() -> None:
+    """Create the embedded broker's tables once, before several workers start and race to do it."""
+    from infrawiki.celery import app
+
+    with app.connection_for_write() as connection:
+        connection.ensure_connection(max_retries=3)
+        connection.channel().close()  # opening a channel creates kombu's queue and message tables
 
 
 if __name__ == "__main__":
