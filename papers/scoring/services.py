@@ -15,9 +15,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from papers.models import Paper, PipelineEvent, Score
+from papers.models import Paper, Score
 from papers.scoring.rules import ScoringConfig, score
 from papers.scoring.selectors import scoring_input
+from papers.services.events import record_event
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def score_paper(paper: Paper, now: datetime | None = None, facts: Iterable[Any] 
         quadrant=card.quadrant, value_matrix=card.value_matrix, flags=card.flags, topics=card.topics,
         fingerprint=card.fingerprint, is_latest=True, scored_at=now,
     )
-    PipelineEvent.objects.create(paper=paper, stage="score", message=f"scored {row.total:g}/10 ({row.get_tier_display()})")
+    record_event(stage="score", paper=paper, message=f"scored {row.total:g}/10 ({row.get_tier_display()})")
     return row, True
 
 
@@ -63,8 +64,7 @@ def score_all(now: datetime | None = None) -> dict[str, int]:
             _, changed = score_paper(paper, now)
         except Exception as exc:  # recorded per paper so one bad row never blocks the rest
             log.exception("scoring %s failed", paper.arxiv_id)
-            PipelineEvent.objects.create(paper=paper, stage="score", level=PipelineEvent.Level.ERROR,
-                                         message=f"scoring failed: {exc}")
+            record_event(stage="score", paper=paper, message=f"scoring failed: {exc}", error=True)
             counts["failed"] += 1
             continue
         counts["changed" if changed else "unchanged"] += 1

@@ -6,7 +6,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.management import call_command, get_commands
+from django.core.management import CommandError, call_command, get_commands
 from django.db import connection
 from django.test import Client
 
@@ -177,6 +177,17 @@ def test_the_celery_task_sends_the_due_digests(scored_papers, smtp_server):
     subscriber("owner@example.org")
     subscriber("member@example.org", topics=("speculative-decoding",))  # nothing new on that topic
     assert send_digests_task.apply().get()["sent"] >= 1
+    assert [m.rcpt_tos for m in smtp_server.received] == [["owner@example.org"]]
+
+
+@pytest.mark.django_db
+def test_send_digest_sends_now_and_refuses_an_unknown_address(scored_papers, smtp_server, capsys):
+    subscriber("owner@example.org", joined=datetime.now(UTC))
+    Score.objects.update(scored_at=datetime.now(UTC) - timedelta(hours=1))
+    with pytest.raises(CommandError, match="stranger@example.org is not subscribed; subscribe at /digest/ first"):
+        call_command("send_digest", "--user", "stranger@example.org")
+    call_command("send_digest", "--user", "owner@example.org")
+    assert "sent 1, nothing new for 0, failed 0, skipped 0" in capsys.readouterr().out
     assert [m.rcpt_tos for m in smtp_server.received] == [["owner@example.org"]]
 
 
