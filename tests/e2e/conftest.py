@@ -51,6 +51,11 @@ def web_live(transactional_db, live_server) -> WebData:
     return make_web_data()
 
 
+@pytest.fixture
+def web_live_indexed(transactional_db, live_server) -> WebData:
+    return make_web_data(index=True)
+
+
 def screenshot(page, name: str, full_page: bool = True) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
