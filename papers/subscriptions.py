@@ -7,6 +7,8 @@ person can act on ("this link expired: subscribe again").
 """
 from __future__ import annotations
 
+import logging
+import smtplib
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -20,6 +22,8 @@ from django.utils import timezone
 
 from papers.models import Subscription
 from papers.scoring.topics import TOPICS
+
+log = logging.getLogger(__name__)
 
 
 class SubscriptionError(ValueError):
@@ -91,7 +95,13 @@ def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0) ->
             subscription.status = Subscription.Status.PENDING
             subscription.topics, subscription.min_score = chosen, score
             subscription.save(update_fields=["status", "topics", "min_score"])
-    send_confirmation_email(subscription)
+    try:
+        send_confirmation_email(subscription)
+    except (smtplib.SMTPException, OSError) as exc:  # the row stays pending; asking again resends
+        log.warning("confirmation email to %s failed: %s", address, exc)
+        raise SubscriptionError(
+            "We could not send the confirmation email just now. Please try again in a few minutes."
+        ) from exc
     return subscription
 
 

@@ -11,7 +11,7 @@ from django.test import Client
 
 from papers import subscriptions
 from papers.models import Subscription
-from tests.papers.smtp_sink import smtp_server_fixture  # noqa: F401  (the smtp_server fixture)
+from tests.papers.smtp_sink import free_port, smtp_server_fixture  # noqa: F401  (the smtp_server fixture)
 
 pytestmark = pytest.mark.django_db
 OWNER = "owner@example.org"
@@ -117,3 +117,13 @@ def test_the_settings_link_changes_topics_and_minimum_score(smtp_server):
     assert refused.status_code == 400
     subscription.refresh_from_db()
     assert subscription.min_score == 5.5
+
+
+def test_when_mail_cannot_be_sent_the_form_says_so_and_asking_again_works(smtp_server, settings):
+    up_port, settings.EMAIL_PORT = settings.EMAIL_PORT, free_port()  # nothing listens there
+    page = Client().post("/digest/", {"email": OWNER, "min_score": "0"})
+    assert page.status_code == 400 and b"could not send the confirmation email just now" in page.content
+    assert Subscription.objects.get(email=OWNER).status == "pending"
+    settings.EMAIL_PORT = up_port
+    assert Client().post("/digest/", {"email": OWNER, "min_score": "0"}).status_code == 200
+    assert len(smtp_server.to(OWNER)) == 1
