@@ -12,6 +12,8 @@ from papers.pdf.lines import Line
 
 _NUMBER = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3}|[A-H](?:\.\d{1,2}){0,3})\.?\s+(?=\S)")
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+([A-Z][^\n]{1,110})$")
+_ROMAN = re.compile(r"^(X{0,1}(?:IX|IV|V?I{0,3}))\.\s+([A-Z][^\n]{1,110})$")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _LETTERED = re.compile(r"^([A-H](?:\.\d{1,2}){0,3})\.?\s+([A-Z][^\n]{1,110})$")
 _ABSTRACT = re.compile(r"^\s*abstract\b[\s.:—–-]*", re.IGNORECASE)
 _UNNUMBERED = {
@@ -134,13 +136,20 @@ def _number_key(number: str) -> tuple[int, ...]:
     return tuple(int(part) for part in number.split("."))
 
 
+def _roman_value(numeral: str) -> int:
+    """"IV" -> 4: IEEE-style section numbers."""
+    values = [_ROMAN_VALUES[c] for c in numeral]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
 def rule_headings(lines: list[Line], body: float) -> list[Heading]:
     """Headings found by font and numbering rules, for PDFs without an outline."""
     headings: list[Heading] = []
     last: tuple[int, ...] = ()
     after_references = False
     for i, line in enumerate(lines):
-        emphasised = line.bold or line.size >= body + 1.0
+        # IEEE sets "II. BACKGROUND" in body-size capitals: capitals count as emphasis for short lines
+        emphasised = line.bold or line.size >= body + 1.0 or (line.text.isupper() and len(line.text) < 60)
         run_in = bool(line.bold_prefix) and not line.bold
         text = (line.bold_prefix if run_in else line.text).strip()
         if not (emphasised or run_in) or line.size < body - 0.6 or len(text) > 120:
@@ -156,6 +165,13 @@ def rule_headings(lines: list[Line], body: float) -> list[Heading]:
             if key > last and key[0] <= (last[0] if last else 0) + 2 and key[0] > 0:
                 last = key
                 headings.append(Heading(i, numbered.group(2).strip().rstrip("."), numbered.group(1), len(key)))
+            continue
+        roman = _ROMAN.match(text)
+        if roman and roman.group(1) and roman.group(2).upper() == roman.group(2):  # "II. BACKGROUND"
+            key = (_roman_value(roman.group(1)),)
+            if key > last and key[0] <= (last[0] if last else 0) + 2:
+                last = key
+                headings.append(Heading(i, roman.group(2).strip(), roman.group(1), 1))
             continue
         lettered = _LETTERED.match(text) if after_references and line.bold else None
         if lettered and len(lettered.group(2)) < 80:
