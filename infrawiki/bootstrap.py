@@ -26,9 +26,9 @@ def _prepare_broker() -> None:
     """Create the embedded broker's tables once, before several workers start and race to do it."""
     from infrawiki.celery import app
 
-    with app.connection_for_write() as connection:
-        connection.ensure_connection(max_retries=3)
-        connection.channel().close()  # opening a channel creates kombu's queue and message tables
+    with app.connection_for_write() as connection, connection.channel() as channel:
+        for queue in app.conf.task_queues:
+            queue(channel).declare()  # the first declaration creates kombu's tables
 
 
 if __name__ == "__main__":
