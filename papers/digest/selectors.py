@@ -51,9 +51,12 @@ def digest_since(subscription: Subscription, now: datetime) -> datetime:
 
 
 def new_scores(subscription: Subscription, since: datetime, until: datetime) -> QuerySet[Score]:
+    """Latest scores of papers first scored in (since, until]: a paper rescored later (its repo aged,
+    a fact was added) is not news again."""
+    seen_before = Score.objects.filter(scored_at__lte=since).values("paper_id")
     scores = Score.objects.filter(
         is_latest=True, scored_at__gt=since, scored_at__lte=until, total__gte=subscription.min_score
-    )
+    ).exclude(paper_id__in=seen_before)
     if subscription.topics:
         scores = scores.filter(topics__overlap=subscription.topics)
     return scores.select_related("paper").order_by("-total", "paper__arxiv_id")

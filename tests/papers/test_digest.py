@@ -95,13 +95,15 @@ def test_topics_and_minimum_score_choose_what_each_subscriber_gets(scored_papers
 
 
 @pytest.mark.django_db
-def test_next_week_brings_only_papers_scored_since_the_last_digest(scored_papers, corpus_dir, smtp_server):
+def test_the_next_digest_brings_only_papers_first_scored_since_the_last_one(scored_papers, corpus_dir, smtp_server):
     subscriber("owner@example.org")
     send_due_digests(MONDAY)
     assert send_due_digests(MONDAY + timedelta(hours=1)).sent == []  # claimed for this week already
     nanoflow = corpus.paper_in_db(corpus_dir, "2408.12757", pdf=True)
     score_paper(nanoflow, MONDAY + timedelta(days=3))
-    next_monday = next_period_start(MONDAY) + timedelta(hours=8)
+    _, rescored = score_paper(scored_papers[MOONCAKE], MONDAY + timedelta(days=40))  # its repo push aged out
+    assert rescored
+    next_monday = next_period_start(MONDAY) + timedelta(days=35, hours=8)
     assert send_due_digests(next_monday).sent == ["owner@example.org"]
     second = smtp_server.received[-1]
     assert len(smtp_server.received) == 2
