@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from papers.clients.arxiv import make_client
-from papers.models import Paper, PipelineEvent
+from papers.models import Paper, PaperRepo, PipelineEvent
 from papers.services import crawl_arxiv, import_atom_files
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +120,23 @@ def test_the_command_prints_what_changed_and_fails_on_bad_files(corpus_dir: Path
     assert "nothing changed" in capsys.readouterr().out
     with pytest.raises(CommandError, match="could not be used"):
         call_command("crawl_arxiv", "--atom-file", str(corpus_dir.joinpath(*RECORDED, "id_abc_s0_m100_b79c8dcf6bc3.json")))
+
+
+def test_code_links_in_the_abstract_or_comment_link_the_paper_to_its_repo(corpus_dir: Path) -> None:
+    from papers.clients.arxiv import read_atom_file
+    from papers.services import upsert_result
+
+    (result,) = read_atom_file(corpus_dir.joinpath(*RECORDED, "id_1605.08386_s0_m100_199195aa31ad.json"))
+    result.comment = "10 pages. Code: https://github.com/example-lab/paged-kv."
+    assert upsert_result(result) == "new"
+    paper = Paper.objects.get(arxiv_id="1605.08386")
+    assert paper.code_urls == ["https://github.com/example-lab/paged-kv"]
+    link = PaperRepo.objects.get(paper=paper)
+    assert (link.repo.full_name, link.source) == ("example-lab/paged-kv", PaperRepo.Source.ABSTRACT)
+
+
+def test_an_unreachable_api_is_a_clear_command_error(settings) -> None:
+    settings.ARXIV_API_URL = "http://127.0.0.1:9/api/query"  # nothing listens on the discard port
+    settings.ARXIV_DELAY_S = 0.0
+    with pytest.raises(CommandError, match="unreachable or failing"):
+        call_command("crawl_arxiv", "--query", "cat:cs.DC", "--max", "5")

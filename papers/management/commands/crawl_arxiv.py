@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import arxiv
+import requests
 from django.core.management.base import BaseCommand, CommandError
 
 from papers.services import crawl_arxiv, import_atom_files
@@ -27,7 +29,10 @@ class Command(BaseCommand):
         if atom_file:
             report = import_atom_files(list(atom_file))
         else:
-            report = crawl_arxiv(query, max_results, ids=list(ids), stop_after_empty_pages=stop_after_empty_pages)
+            try:
+                report = crawl_arxiv(query, max_results, ids=list(ids), stop_after_empty_pages=stop_after_empty_pages)
+            except (arxiv.HTTPError, arxiv.UnexpectedEmptyPageError, requests.RequestException) as exc:
+                raise CommandError(f"arXiv is unreachable or failing ({exc}); try again later") from exc
         for label, ids in (("new", report.new), ("updated", report.updated)):
             for arxiv_id in ids:
                 self.stdout.write(f"{label}: {arxiv_id}")
