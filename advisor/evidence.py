@@ -51,25 +51,32 @@ def catalog_evidence(req: Request, opt: Option) -> list[dict[str, Any]]:
     return items
 
 
-def ontology_evidence(req: Request, opt: Option, limit: int = 3) -> list[dict[str, Any]]:
-    """Facts from the literature, if the ontology app and its database are available."""
+def literature_evidence(req: Request, options: list[Option], limit: int = 3) -> list[dict[str, Any]]:
+    """Facts from the literature about this deployment, if the ontology and its database answer.
+
+    Called once per response (it embeds the query), so it costs one lookup, not one per option.
+    """
     try:
-        from ontology.selectors import evidence_for  # noqa: PLC0415 - optional dependency, looked up per call
-    except Exception:  # noqa: BLE001 - app missing or not importable: catalog evidence only
+        from django.db import connection  # noqa: PLC0415 - optional: the core advisor runs without Django
+
+        from ontology.selectors import evidence_for  # noqa: PLC0415
+
+        connection.ensure_connection()
+    except Exception:  # noqa: BLE001 - app, settings or database unavailable: catalog evidence only
         return []
-    query = f"{eng_name(opt)} serving {req.model.id} on {req.gpu.name} {opt.quant.label or opt.dtype} KV cache batching"
-    subjects = [eng_name(opt), req.model.architecture]
-    parameters = ["max_model_len", "gpu_memory_utilization", "max_num_seqs", "tensor_parallel_size"]
+    names = sorted({eng_name(o) for o in options})
+    formats = sorted({o.quant.label or o.dtype for o in options})
+    query = (f"serving {req.model.id} with {', '.join(names)} on {req.gpu.name}: {', '.join(formats)}, "
+             f"KV cache, continuous batching, max_model_len, gpu_memory_utilization")
     try:
-        facts = evidence_for(query, subjects=subjects, parameters=parameters, limit=limit)
-    except Exception as exc:  # noqa: BLE001 - database down or empty: the answer must still come
+        facts = evidence_for(query, subjects=[*names, req.model.architecture],
+                             parameters=["max_model_len", "gpu_memory_utilization", "max_num_seqs", "block_size"],
+                             limit=limit)
+    except Exception as exc:  # noqa: BLE001 - a failing lookup must not cost the answer
         log.info("ontology evidence unavailable: %s", exc)
         return []
-    out = []
-    for fact in facts or []:
-        if isinstance(fact, dict) and fact.get("source") and fact.get("quote"):
-            out.append({"source": fact["source"], "quote": fact["quote"], "verified": bool(fact.get("verified", False))})
-    return out
+    return [{"source": f["source"], "quote": f["quote"], "verified": bool(f.get("verified", False))}
+            for f in facts or [] if isinstance(f, dict) and f.get("source") and f.get("quote")]
 
 
 def eng_name(opt: Option) -> str:

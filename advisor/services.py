@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor import render
 from advisor.estimate import Estimate, estimate, quick_throughput
-from advisor.evidence import catalog_evidence, ontology_evidence
+from advisor.evidence import catalog_evidence, literature_evidence
 from advisor.planner import ENGINE_ORDER, Option, Plan, enumerate_options
 from advisor.validation import AdvisorInputError, Request, parse_request
 
@@ -87,7 +87,7 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     return lines
 
 
-def _recommendation(req: Request, opt: Option, est: Estimate) -> dict[str, Any]:
+def _recommendation(req: Request, opt: Option, est: Estimate, literature: list[dict[str, Any]]) -> dict[str, Any]:
     flags = render.engine_flags(req, opt)
     m = est.metrics
     return {
@@ -104,7 +104,7 @@ def _recommendation(req: Request, opt: Option, est: Estimate) -> dict[str, Any]:
             "throughput_tok_s": round(m["throughput_tok_s"], 1),
         },
         "meets_sla": est.meets_sla, "rationale": _rationale(req, opt, est),
-        "evidence": catalog_evidence(req, opt) + ontology_evidence(req, opt),
+        "evidence": catalog_evidence(req, opt) + literature,
         "verify": render.verify_line(req, opt),
     }
 
@@ -134,7 +134,8 @@ def recommend(raw: dict[str, Any]) -> dict[str, Any]:
     shortlist = sorted(plan.options, key=lambda o: _prerank_key(req, o))[:SHORTLIST]
     ranked = sorted(((o, estimate(req, o)) for o in shortlist), key=lambda pair: _rank_key(req, *pair))
     chosen = _distinct(ranked)
-    recommendations = [_recommendation(req, opt, est) for opt, est in chosen]
+    literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []
+    recommendations = [_recommendation(req, opt, est, literature) for opt, est in chosen]
     warnings = [*req.warnings, *plan.log.warnings]
     actions = list(plan.log.actions)
     if not recommendations:
