@@ -20,7 +20,7 @@ from papers.links import github_repos
 from papers.models import Paper, PaperRepo, Section, Table
 from papers.pdf import ParsedPdf, PdfError, parse_pdf
 from papers.services.arxiv import link_code
-from papers.services.events import advance_paper, fail_paper, record_event
+from papers.services.events import advance_paper, fail_paper
 
 _PARSED_OR_LATER = {Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED}
 
@@ -53,6 +53,8 @@ def download_policy() -> DownloadPolicy:
 def download_paper_pdf(paper: Paper) -> bool:
     """Fetch the paper's PDF. True when a PDF is stored (now or already); False on a permanent failure
     (recorded on the paper). Transient DownloadErrors propagate so the task can retry them."""
+    if paper.status in _PARSED_OR_LATER and paper.pdf_sha256:
+        return True  # this version is done (a newer version resets the status to "new")
     if not paper.pdf_url:
         fail_paper(paper, "download", "the paper has no PDF link; add pdf_url or ingest a PDF file")
         return False
@@ -64,9 +66,6 @@ def download_paper_pdf(paper: Paper) -> bool:
         fail_paper(paper, "download", exc.reason)
         return False
     sha, path = store_pdf(content)
-    if sha == paper.pdf_sha256 and paper.status in _PARSED_OR_LATER:
-        record_event(stage="download", paper=paper, message=f"PDF unchanged (sha256 {sha[:12]})")
-        return True
     advance_paper(paper, Paper.Status.DOWNLOADED, "download", f"stored {len(content):,} bytes, sha256 {sha[:12]}",
                   pdf_sha256=sha, pdf_path=str(path))
     return True

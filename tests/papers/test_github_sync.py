@@ -116,3 +116,13 @@ def test_the_command_reports_each_repo_and_carries_on_after_a_failure(github_rep
     captured = capsys.readouterr()
     assert "nobody/nothing" in captured.err and "404" in captured.err
     assert f"{REPO}: repo, workflows" in captured.out
+
+
+def test_the_command_queues_a_rate_limited_repo_with_githubs_countdown(github_replay, memory_broker, capsys) -> None:
+    github_replay.rate_limited[REPO_PATH] = 429
+    call_command("crawl_github", "--repo", REPO)
+    assert "rate limited; retrying in" in capsys.readouterr().err
+    with memory_broker.connection_for_write() as conn:
+        message = conn.SimpleQueue("crawl").get(timeout=2)
+    assert message.headers["task"] == "papers.tasks.fetch_repo_task" and message.headers["eta"]
+    message.ack()

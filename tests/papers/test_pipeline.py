@@ -74,10 +74,12 @@ def test_re_running_the_chain_changes_nothing(host, pdf_bytes) -> None:
     paper.refresh_from_db()
     sections = list(Section.objects.filter(paper=paper).values_list("pk", flat=True))
     assert paper.status == Paper.Status.PARSED and sections
+    requests_before = len(host.requests)
     pipeline_for(paper.pk).apply()
     paper.refresh_from_db()
     assert paper.status == Paper.Status.PARSED
     assert list(Section.objects.filter(paper=paper).values_list("pk", flat=True)) == sections
+    assert len(host.requests) == requests_before, "a parsed version is not downloaded again"
 
 
 @pytest.mark.parametrize(("setup", "expected"), [
