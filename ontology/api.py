@@ -38,6 +38,7 @@ class FactViewSet(viewsets.GenericViewSet):
 
     permission_classes = [IsEditorOrReadOnly]
     serializer_class = FactSerializer
+    lookup_value_regex = r"[0-9]{1,18}"  # fits a bigint: anything else is a 404, not a database error
 
     def get_queryset(self):
         filters = FactFilters(data=self.request.query_params)

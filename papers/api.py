@@ -140,6 +140,8 @@ class MySubscriptionView(APIView):
     @extend_schema(request=SubscribeSerializer, responses=SubscriptionSerializer)
     def patch(self, request):
         subscription = self._mine(request)
+        if not isinstance(request.data, dict):
+            raise ValidationError({"non_field_errors": ["Send a JSON object with topics and/or min_score."]})
         body = SubscribeSerializer(data={"topics": subscription.topics, "min_score": subscription.min_score,
                                          **request.data})
         body.is_valid(raise_exception=True)

@@ -24,7 +24,7 @@ from tests.frontend.data import make_web_data
 # rightly rejects schema-valid input such as an unknown GPU, and lists ignore an unusable page_size
 # as DRF does) and the auth-bypass probe (it reports session OR token as "accepts invalid auth").
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
-EXAMPLES = 10
+EXAMPLES = 6
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
 
