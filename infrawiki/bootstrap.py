@@ -17,6 +17,7 @@ def main() -> None:
     call_command("migrate", interactive=False, verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
     call_command("load_seed")
+    call_command("score_papers")  # unchanged papers keep their score, so this is cheap after the first run
     _prepare_broker()
     port = os.environ.get("INFRAWIKI_PORT", "8000")
     print(f"InfraWiki data in {settings.DATA_DIR}; web UI at http://127.0.0.1:{port}/", flush=True)
