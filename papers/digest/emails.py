@@ -7,8 +7,7 @@ prints the same message the real send would deliver.
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.mail import EmailMultiAlternatives, get_connection
-from django.core.mail.backends.base import BaseEmailBackend
+from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from papers.digest.selectors import Digest
@@ -54,8 +53,6 @@ def digest_message(digest: Digest) -> EmailMultiAlternatives:
     return render_email("digest", context, subscription.email, headers)
 
 
-def send_digest_email(digest: Digest, connection: BaseEmailBackend | None = None) -> None:
+def send_digest_email(digest: Digest) -> None:
     """Deliver one digest; raises on SMTP failure so the caller can retry and record it."""
-    message = digest_message(digest)
-    message.connection = connection or get_connection(fail_silently=False)
-    message.send(fail_silently=False)
+    digest_message(digest).send(fail_silently=False)
