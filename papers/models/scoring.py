@@ -55,7 +55,3 @@ class Score(models.Model):
 
     def __str__(self) -> str:
         return f"{self.paper_id}: {self.total:.1f}/10 ({self.tier})"
-
-    @property
-    def flag_codes(self) -> list[str]:
-        return [flag["code"] for flag in self.flags]
