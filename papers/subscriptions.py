@@ -75,12 +75,19 @@ def clean_preferences(topics: Iterable[str], min_score: float) -> tuple[list[str
     return chosen, score
 
 
-def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0) -> Subscription:
+CONFIRMATION_RESEND_INTERVAL = timedelta(minutes=10)
+
+
+def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0,
+              now: datetime | None = None) -> Subscription:
     """Record (or renew) a pending subscription and email the confirmation link.
 
     An address that is already active keeps its preferences (anyone can type any address); it
-    just gets the confirmation email again, whose link leads to its settings.
+    just gets the confirmation email again, whose link leads to its settings. One address gets at
+    most one confirmation email per CONFIRMATION_RESEND_INTERVAL, so the form cannot be used to
+    flood someone's inbox.
     """
+    now = now or timezone.now()
     from papers.digest.emails import send_confirmation_email  # emails import this module's links
 
     address = email.strip().lower()
@@ -91,14 +98,22 @@ def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0) ->
     chosen, score = clean_preferences(topics, min_score)
     with transaction.atomic():
         subscription, _ = Subscription.objects.select_for_update().get_or_create(email=address)
+        last = subscription.confirmation_sent_at
+        if last and now - last < CONFIRMATION_RESEND_INTERVAL:
+            raise SubscriptionError(
+                f"We sent a confirmation email to {address} a few minutes ago: check that inbox (and its spam "
+                "folder), or try again in 10 minutes."
+            )
         if subscription.status != Subscription.Status.ACTIVE:
             subscription.status = Subscription.Status.PENDING
             subscription.topics, subscription.min_score = chosen, score
-            subscription.save(update_fields=["status", "topics", "min_score"])
+        subscription.confirmation_sent_at = now
+        subscription.save(update_fields=["status", "topics", "min_score", "confirmation_sent_at"])
     try:
         send_confirmation_email(subscription)
     except (smtplib.SMTPException, OSError) as exc:  # the row stays pending; asking again resends
         log.warning("confirmation email to %s failed: %s", address, exc)
+        Subscription.objects.filter(pk=subscription.pk).update(confirmation_sent_at=None)
         raise SubscriptionError(
             "We could not send the confirmation email just now. Please try again in a few minutes."
         ) from exc

@@ -23,6 +23,7 @@ class Subscription(models.Model):
     topics = ArrayField(models.CharField(max_length=40), default=list, blank=True, help_text="empty = all topics")
     min_score = models.FloatField(default=0.0, help_text="only papers scoring at least this (0–10)")
     created_at = models.DateTimeField(auto_now_add=True)
+    confirmation_sent_at = models.DateTimeField(null=True, blank=True, help_text="throttles resends to one address")
     confirmed_at = models.DateTimeField(null=True, blank=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
     next_digest_at = models.DateTimeField(null=True, blank=True, db_index=True, help_text="due when <= now")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core import signing
@@ -55,9 +55,9 @@ def test_a_bad_address_or_topic_is_refused_with_a_message_and_nothing_is_sent(sm
 
 
 def test_subscribing_again_while_active_keeps_the_preferences(smtp_server):
-    subscription = subscriptions.subscribe(OWNER, ["quantization"], 7)
+    subscription = subscriptions.subscribe(OWNER, ["quantization"], 7, now=NOW)
     subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
-    subscriptions.subscribe(OWNER, [], 0)  # anyone can type anyone's address
+    subscriptions.subscribe(OWNER, [], 0, now=NOW + timedelta(minutes=11))  # anyone can type anyone's address
     subscription.refresh_from_db()
     assert subscription.status == "active" and subscription.topics == ["quantization"] and subscription.min_score == 7
     assert len(smtp_server.to(OWNER)) == 2
@@ -127,3 +127,11 @@ def test_when_mail_cannot_be_sent_the_form_says_so_and_asking_again_works(smtp_s
     settings.EMAIL_PORT = up_port
     assert Client().post("/digest/", {"email": OWNER, "min_score": "0"}).status_code == 200
     assert len(smtp_server.to(OWNER)) == 1
+
+
+def test_one_address_gets_at_most_one_confirmation_email_per_ten_minutes(smtp_server):
+    subscriptions.subscribe(OWNER, now=NOW)
+    with pytest.raises(subscriptions.SubscriptionError, match="a few minutes ago: check that inbox"):
+        subscriptions.subscribe(OWNER, now=NOW + timedelta(minutes=9))
+    subscriptions.subscribe(OWNER, now=NOW + timedelta(minutes=10))
+    assert len(smtp_server.to(OWNER)) == 2
