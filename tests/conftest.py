@@ -112,7 +112,13 @@ def switch_broker(app, broker_url: str, transport_options: dict, result_backend:
 
 
 @pytest.fixture
-def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[dict]:
+def celery_worker_queues() -> str:
+    """The queues celery_redis_worker consumes; a test module overrides this fixture to narrow them."""
+    return "crawl,parse,extract,digest"
+
+
+@pytest.fixture
+def celery_redis_worker(redis_url: str, transactional_db, settings, celery_worker_queues: str) -> Iterator[dict]:
     """A real `celery worker` process on the real Redis, using this test's database.
 
     The key prefix is unique per test, so parallel test runs on one Redis never take each other's
@@ -135,7 +141,7 @@ def celery_redis_worker(redis_url: str, transactional_db, settings) -> Iterator[
     saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
     switch_broker(app, redis_url, {"global_keyprefix": prefix}, redis_url)
     log_path = ROOT / ".infrawiki" / "test-logs" / f"worker-{prefix.strip('-')}.log"
-    proc = start_celery_worker(env, log_path)
+    proc = start_celery_worker(env, log_path, queues=celery_worker_queues)
     try:
         yield {"env": env, "process": proc, "log": log_path, "prefix": prefix}
     finally:
