@@ -105,17 +105,31 @@ def _gpu_index() -> dict[str, str]:
     return index
 
 
-def _score(query: list[str], gpu_id: str) -> float:
-    """How well the typed tokens match one GPU: the model token must match, extras refine."""
+@cache
+def _vocab(gpu_id: str) -> frozenset[str]:
     g = next(x for x in load_json("gpus.json")["gpus"] if x["id"] == gpu_id)
-    labels = [_tokens(lbl) for lbl in [g["id"], g["name"], *g.get("aliases", [])]]
-    vocab = {t for lbl in labels for t in lbl}
-    core = [t for t in query if re.search(r"[a-z]", t) and re.search(r"\d", t) and not t.endswith("gb")]
-    if core and not any(t in vocab for t in core):
-        return 0.0
-    hits = sum(1 for t in query if t in vocab)
-    misses = sum(1 for t in query if t not in vocab)
-    return hits - 0.5 * misses
+    labels = [g["id"], g["name"], *g.get("aliases", []), f"{g['memory_gib']:g}GB"]
+    return frozenset(t for label in labels for t in _tokens(label))
+
+
+@cache
+def _all_vocab() -> frozenset[str]:
+    return frozenset(t for gid in gpus() for t in _vocab(gid))
+
+
+def _score(query: list[str], gpu_id: str) -> float:
+    """How well typed tokens match one GPU. A model number, memory size or any word that names
+    another catalog GPU (PCIe, SXM, Quadro, Ada...) must match, or the GPU is out; unknown words cost a little."""
+    vocab, known = _vocab(gpu_id), _all_vocab()
+    score = 0.0
+    for token in query:
+        if token in vocab:
+            score += 1
+        elif any(c.isdigit() for c in token) or token in known:
+            return 0.0
+        else:
+            score -= 0.5
+    return score
 
 
 def resolve_gpu(name: str) -> Gpu | None:

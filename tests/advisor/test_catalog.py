@@ -14,6 +14,7 @@ from advisor.model_specs import quantized_checkpoints, resolve_model
     ("NVIDIA L4", "l4"), ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("RTX4090", "rtx-4090"), ("NVIDIA A10G", "a10g"),
     ("A800 80GB", "a800-sxm4-80gb"), ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"), ("H100 PCIe", "h100-pcie-80gb"),
     ("Quadro RTX 8000", "quadro-rtx-8000"), ("RTX 6000 Ada", "rtx-6000-ada"), ("Tesla P100-PCIE-16GB", "p100-pcie-16gb"),
+    ("NVIDIA RTX A6000", "rtx-a6000"), ("NVIDIA A40", "a40"), ("L40", "l40"), ("GeForce RTX 3090 24GB", "rtx-3090"),
 ])
 def test_gpu_names_as_people_write_them_resolve(typed, gpu_id):
     assert resolve_gpu(typed).id == gpu_id
@@ -21,7 +22,9 @@ def test_gpu_names_as_people_write_them_resolve(typed, gpu_id):
 
 def test_an_unknown_gpu_resolves_to_nothing_but_has_close_names():
     assert resolve_gpu("Banana GPU 9000") is None
-    assert resolve_gpu("L40") is None  # a real GPU the catalog lacks must not silently become an L40S
+    # real GPUs the catalog lacks must not silently become a near namesake
+    assert resolve_gpu("Quadro RTX 6000") is None  # Turing, not the RTX 6000 Ada
+    assert resolve_gpu("Tesla V100S-PCIE-32GB") is None
     names = closest_gpu_names("Tesla V100 SXM3")
     assert names and all(isinstance(n, str) for n in names)
 
