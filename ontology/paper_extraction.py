@@ -16,7 +16,7 @@ from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
 from ontology.extraction.pipeline import TradeOffExtractor, extract_document
 from ontology.extraction.text import NoTextLayerError, load_pdf
 from ontology.models import ExtractionRun
-from ontology.search_index import index_paper
+from ontology.search_index import index_facts, index_paper
 from ontology.services import finish_run, record_rejected_outputs, start_run, store_facts
 
 log = logging.getLogger(__name__)
@@ -68,6 +68,7 @@ def extract_paper(paper_id: int, llm: TradeOffExtractor | None = None, use_llm: 
         raise ExtractionFailed(str(exc)) from exc
     counts = store_facts(paper, result.facts)
     rejected = record_rejected_outputs(paper, result.rejected)
+    index_facts(list(paper.facts.filter(document__isnull=True).exclude(status="rejected")))
     index_paper(paper)
     finish_run(run, ExtractionRun.Status.DONE, started, stats=result.stats, counts=counts, rejected=rejected)
     _set_status(paper, "extracted")

@@ -10,15 +10,21 @@ from django.db import connection, transaction
 
 from ontology.embeddings import embed
 from ontology.models import Fact, SearchDocument
+from ontology.vocabulary import spec_for
 
 SECTION_CHARS = 2000  # the model reads 256 word pieces; the start of a section carries its topic
 
 
 def fact_text(fact: Fact) -> str:
-    """What a fact's search document says: subject, the parameter in words, value, effect, quote."""
+    """What a fact's search document says: subject, the parameter in words (and the ontology's other
+    words for it, so "KV cache blocks" finds block_size), value, effect, quote."""
     value = f" = {fact.value} {fact.unit}".rstrip() if fact.value else ""
+    spec = spec_for(fact.parameter)
+    words = [p for p in (spec.phrases if spec else ()) if not p.startswith("re:")][:3]
+    also = f" ({', '.join(words)})" if words else ""
     effect = f". {fact.effect}" if fact.effect and fact.effect != fact.quote else ""
-    return f"{fact.subject}: {fact.parameter.replace('_', ' ')}{value}{effect}. \"{fact.quote}\""
+    kind = fact.get_kind_display()
+    return f"{fact.subject} {kind}: {fact.parameter.replace('_', ' ')}{also}{value}{effect}. \"{fact.quote}\""
 
 
 def _refresh_fts(ids: list[int]) -> None:

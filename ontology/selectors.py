@@ -18,7 +18,7 @@ from django.db.models import Count, Q, QuerySet
 from ontology.embeddings import embed_one
 from ontology.models import Entity, ExtractionRun, Fact, FactRevision, SearchDocument
 from ontology.units import format_number
-from ontology.vocabulary import canonical_parameter, spec_for
+from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
 DOC_TYPES = ("fact", "section", "paper")
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
@@ -36,9 +36,17 @@ fts AS (
              (SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query) AS q
         WHERE search_vector @@ query AND doc_type = ANY(%(types)s)
         ORDER BY rank DESC LIMIT %(k)s) f)
-SELECT COALESCE(vec.id, fts.id) AS id,
-       COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0) AS score
+onto AS (
+    SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
+        SELECT d.id, d.embedding <=> %(q)s::vector AS dist
+        FROM ontology_searchdocument d JOIN ontology_fact f ON f.id = d.fact_id
+        WHERE f.parameter = ANY(%(params)s) AND d.doc_type = ANY(%(types)s)
+        ORDER BY dist LIMIT %(k)s) o)
+SELECT COALESCE(vec.id, fts.id, onto.id) AS id,
+       COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0)
+       + COALESCE(1.0 / (%(rrf)s + onto.r), 0) AS score
 FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+         FULL OUTER JOIN onto ON onto.id = COALESCE(vec.id, fts.id)
 ORDER BY score DESC, id LIMIT %(limit)s
 """
 
@@ -49,7 +57,9 @@ def live_facts() -> QuerySet[Fact]:
 
 
 def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPES) -> list[dict[str, Any]]:
-    """Best-first results fusing vector similarity (pgvector HNSW) and full-text rank (reciprocal-rank fusion).
+    """Best-first results fusing three rankings by reciprocal rank: vector similarity (pgvector HNSW),
+    full-text rank (PostgreSQL, any query word), and facts about the parameters the question names
+    (ontology.vocabulary.parameters_in_question), so "how large should KV cache blocks be" finds block_size.
 
     Each result: type, paper (arXiv id), page, text, score, and fact_id / section_id when it is one.
     """
@@ -59,9 +69,8 @@ def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPE
         return []
     vector = embed_one(query)
     params = {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": query,
-              "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K}
+              "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K, "params": parameters_in_question(query)}
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = 100") if connection.in_atomic_block else None
         cursor.execute(_HYBRID_SQL, params)
         ranked = cursor.fetchall()
     docs = SearchDocument.objects.in_bulk([row[0] for row in ranked])

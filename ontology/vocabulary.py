@@ -90,3 +90,18 @@ def parameters_mentioned(sentence: str) -> list[str]:
             if name not in found:
                 found.append(name)
     return found
+
+
+_SIZE_QUESTION = re.compile(r"\b(?:how (?:large|big|small|long|many)|what size|which size|size of|sized?)\b", re.IGNORECASE)
+
+
+def parameters_in_question(question: str) -> list[str]:
+    """Parameters a search question is about: named ones, plus "<noun> size" for size questions
+    ("how large should KV cache blocks be" -> block_size)."""
+    found = parameters_mentioned(question)
+    if _SIZE_QUESTION.search(question):
+        for noun in re.findall(r"[a-z]+", question.lower()):
+            for name in parameters_mentioned(f"{noun.removesuffix('es') if noun.endswith('ches') else noun.rstrip('s')} size"):
+                if name not in found:
+                    found.append(name)
+    return found

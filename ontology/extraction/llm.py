@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 import requests
@@ -44,9 +45,13 @@ def knob_names() -> list[str]:
     return sorted(name for name, spec in parameter_specs().items() if spec.kind == "parameter")
 
 
-def answer_schema(preferred: list[str]) -> dict:
-    """JSON schema for guided decoding: the parameter is one of the catalogue's knobs."""
-    names = list(dict.fromkeys([*preferred, *knob_names()]))
+@cache
+def answer_schema() -> dict:
+    """JSON schema for guided decoding: the parameter is one of the catalogue's knobs.
+
+    One schema for every request, so the server compiles its grammar once and reuses it.
+    """
+    names = knob_names()
     return {
         "type": "object",
         "properties": {
@@ -133,7 +138,7 @@ class LlmExtractor:
         )
 
     def _one(self, candidate: TradeOffCandidate, subject: str) -> tuple[dict | None, tuple[str, str] | None]:
-        raw = self.client.chat(self.prompt(candidate, subject), answer_schema(candidate.parameters))
+        raw = self.client.chat(self.prompt(candidate, subject), answer_schema())
         try:
             answer = parse_answer(raw)
         except ValueError as exc:

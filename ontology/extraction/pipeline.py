@@ -78,7 +78,8 @@ def export_facts(facts: list[dict]) -> list[dict]:
 def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None, llm_top_n: int = 8) -> ExtractionResult:
     """All grounded, validated, merged facts of one document (and what was rejected, and timings)."""
     started = time.perf_counter()
-    subject = paper_subject(document.title, document.abstract or " ".join(document.page_texts[:1])[:3000])
+    subject = paper_subject(document.title, document.abstract or document.page_texts[0][:3000],
+                            " ".join(document.page_texts))
     units = sentences(document.page_texts)
     abstract = document.abstract or document.page_texts[0][:3000]
     raw = apply_rules(units, subject)

@@ -47,10 +47,19 @@ class Rule:
     unit: str | None = None
     confidence: float = 0.8
     split_list: bool = False
+    prose_only: bool = False  # needs a real sentence: in table runs the number may belong to another cell
 
 
-def _rule(name: str, pattern: str, parameter, unit=None, confidence=0.8, flags=0, split_list=False) -> Rule:
-    return Rule(name, re.compile(pattern, flags), parameter, unit, confidence, split_list)
+def _rule(name: str, pattern: str, parameter, unit=None, confidence=0.8, flags=0, split_list=False,
+          prose_only=False) -> Rule:
+    return Rule(name, re.compile(pattern, flags), parameter, unit, confidence, split_list, prose_only)
+
+
+def looks_like_table(sentence: Sentence) -> bool:
+    """Table rows and figure axes come out as runs of numbers; prose has few."""
+    tokens = sentence.text.split()
+    numeric = sum(1 for token in tokens if re.fullmatch(r"[\d.,%×x()-]+[A-Za-z]{0,2}", token))
+    return len(tokens) >= 8 and numeric / len(tokens) > 0.3
 
 
 def _batch_parameter(match: re.Match[str], _: Sentence) -> str:
@@ -138,7 +147,7 @@ RULES: list[Rule] = [
     _rule("model_size_list", r"(?P<v>\d+(?:\.\d+)?B(?:\s*,\s*\d+(?:\.\d+)?B)*(?:,?\s*(?:and|or)\s*\d+(?:\.\d+)?B)?)\s+param",
           "model_size_b", "B params", 0.7),
     _rule("model_size_words", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)(?:\s?B-|\s+billion[\s-])param", "model_size_b", "B params", 0.7),
-    _rule("model_memory", rf"(?P<v>{N})\s?GB\s+of\s+memory[^.]{{0,40}}(?:parameters|weights)", "model_memory_gb", "GB", 0.6),
+    _rule("model_memory", rf"(?P<v>{N})\s?GB\s+of\s+memory[^.]{{0,40}}(?:parameters|weights)", "model_memory_gb", "GB", 0.6, prose_only=True),
     # knobs
     _rule("batch_size", rf"\b(?P<q>max(?:imum|imal)?|global|micro|dense)?[\s-]*batch[\s-]*sizes?{_VERB}(?P<v>\d[\d,]*)\b(?!\.\d|%|×)",
           _batch_parameter, None, 0.75, re.IGNORECASE),
@@ -180,7 +189,8 @@ RULES: list[Rule] = [
     _rule("bandwidth", rf"(?<![\d.])(?P<v>{N}(?:\s*[*×]\s*{N})?)\s?(?P<u>Gbps|Gb/s|GB/s|TB/s)", _bandwidth, None, 0.7),
     _rule("tflops", rf"(?<![\d.])(?P<v>{N})\s?TFLOP(?:S|s)?(?:/s)?\b", _named("attention_tflops", "attention", "kernel"), "TFLOP/s", 0.6),
     _rule("tokens_per_s", rf"(?<![\d.])(?P<v>{N}(?:,\s*{N})*(?:,?\s*(?:or|and)\s*{N})?)\s?\(?(?:tokens?|tok)\s?/\s?s(?:ec)?\b", _tokens_per_s, "tokens/s", 0.6),
-    _rule("kv_cache_memory", rf"(?<![\d.])(?P<v>{N})\s?GB\b(?!/)", _named("kv_cache_per_request_gb", r"kv ?cache"), "GB", 0.6),
+    _rule("kv_cache_memory", rf"(?<![\d.])(?P<v>{N})\s?GB\b(?!/)", _named("kv_cache_per_request_gb", r"kv[- ]?cache"), "GB", 0.6,
+          prose_only=True),
     _rule("memory_freed", rf"\bfrees?\b[^;]{{0,60}}?(?P<v>{N})\s?GB\b", "memory_freed_gb", "GB", 0.6),
 ]
 
@@ -208,7 +218,10 @@ def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
     facts: list[dict] = []
     seen: set[tuple[str, str, int]] = set()
     for sentence in sentences:
+        table = looks_like_table(sentence)
         for rule in RULES:
+            if table and rule.prose_only:
+                continue
             for match in rule.pattern.finditer(sentence.text):
                 parameter = rule.parameter(match, sentence) if callable(rule.parameter) else rule.parameter
                 if not parameter:

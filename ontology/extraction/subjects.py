@@ -20,20 +20,18 @@ def _looks_like_name(token: str) -> bool:
     return token not in _STOP and bool(re.search(r".[A-Z]", token)) and not token.isupper()
 
 
-def paper_subject(title: str, abstract: str) -> str:
-    """The best name for what the paper presents; 'this paper' when neither text helps."""
+def paper_subject(title: str, abstract: str, body: str = "") -> str:
+    """The best name for what the paper presents; 'this paper' when neither text helps.
+
+    Names the abstract introduces are ranked by how often the whole paper (`body`) uses them, so
+    the system (vLLM) wins over the technique inside it (PagedAttention).
+    """
     head, sep, _ = (title or "").partition(":")
-    if sep and 1 <= len(head.split()) <= 3:
+    if sep and 1 <= len(head.split()) <= 5:
         return head.strip()
-    intro = re.search(
-        r"\b(?:we|this paper|this work)\s+(?:present|propose|introduce|design|build|develop|implement)s?\b(.{0,120})",
-        abstract or "", re.IGNORECASE,
-    )
-    if intro:
-        for token in _SYSTEMISH.findall(intro.group(1)):
-            if _looks_like_name(token):
-                return token
-    counts = Counter(token for token in _SYSTEMISH.findall(abstract or "") if _looks_like_name(token))
-    if counts:
-        return counts.most_common(1)[0][0]
+    names = [token for token in _SYSTEMISH.findall(abstract or "") if _looks_like_name(token)]
+    if names:
+        text = body or abstract
+        uses = Counter({name: len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)) for name in set(names)})
+        return max(names, key=lambda name: (uses[name], -names.index(name)))
     return (title or "this paper").strip()[:80] or "this paper"

@@ -1,0 +1,28 @@
+"""`python manage.py reindex_search [ARXIV_ID ...]`: rebuild search documents (all papers by default).
+
+For operators after the document text format or the embedding model changes; facts themselves
+are not touched.
+"""
+from __future__ import annotations
+
+from django.apps import apps
+from django.core.management.base import BaseCommand
+
+from ontology.models import Fact
+from ontology.search_index import index_facts, index_paper
+
+
+class Command(BaseCommand):
+    help = "Rebuild the search documents (embeddings + full-text vectors) of facts, sections and papers."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("arxiv_ids", nargs="*")
+
+    def handle(self, *args, arxiv_ids: list[str], **options) -> None:
+        papers = apps.get_model("papers", "Paper").objects.order_by("arxiv_id")
+        if arxiv_ids:
+            papers = papers.filter(arxiv_id__in=arxiv_ids)
+        for paper in papers:
+            facts = index_facts(list(Fact.objects.filter(paper=paper).exclude(status=Fact.Status.REJECTED)))
+            docs = index_paper(paper)
+            self.stdout.write(f"{paper.arxiv_id}: {facts} facts, {docs} paper/section documents")
