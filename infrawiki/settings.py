@@ -139,6 +139,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(*env_str("CRAWL_CRON", "0 2 * * *").split()),
         "options": {"queue": "crawl"},
     },
+    "nightly-github": {
+        "task": "papers.tasks.crawl_github_task",
+        "schedule": crontab(*env_str("GITHUB_CRON", "30 2 * * *").split()),
+        "options": {"queue": "crawl"},
+    },
     "nightly-rescore": {
         "task": "papers.tasks.score_all_task",
         "schedule": crontab(*env_str("RESCORE_CRON", "30 3 * * *").split()),

@@ -90,17 +90,17 @@ def parse_pdf(path: str | Path) -> ParsedPdf:
         body = body_size(lines)
         heights = [page.rect.height for page in doc]
         headings = outline_headings(toc, lines, body, heights) if len(toc) >= 3 else []
-        outline_used = bool(headings)
-        if not headings:
+        outline_used = len(headings) >= 3  # a stub outline (title only, a few figures) is no outline
+        if not outline_used:
             headings = rule_headings(lines, body)
         headings = references_heading(lines, headings)
         if not headings:
             warnings.append("no section headings found")
         first_page = [line for line in lines if line.page == 1]
         title = find_title(first_page, doc[0].rect.height, doc.metadata.get("title", "") if doc.metadata else "")
-        abstract, _ = find_abstract(lines, headings, body)
-        if not abstract:
-            warnings.append("no abstract marker found")
+        abstract, marker = find_abstract(lines, headings, body)
+        if marker is None:
+            warnings.append("no abstract marker found" + ("; used the first body paragraph" if abstract else ""))
         captions, caption_starts = find_captions(lines)
         stamp = _ARXIV_STAMP.search(" ".join(rotated) + " " + " ".join(page_texts[:1]))
         return ParsedPdf(

@@ -207,7 +207,8 @@ def find_title(first_page: list[Line], page_height: float, metadata_title: str) 
 
 
 def find_abstract(lines: list[Line], headings: list[Heading], body: float) -> tuple[str, int | None]:
-    """Text after the "Abstract" marker up to the next heading (footnotes left out); also the marker's index."""
+    """Text after the "Abstract" marker up to the next heading (footnotes left out); also the marker's
+    index. Without a marker: the longest body-text block before the first heading on pages 1-2."""
     first_pages = [i for i, line in enumerate(lines) if line.page <= 3]
     for i in first_pages:
         match = _ABSTRACT.match(lines[i].text)
@@ -219,7 +220,13 @@ def find_abstract(lines: list[Line], headings: list[Heading], body: float) -> tu
             line.text for line in lines[i + 1:end] if line.size >= body - 1.2 or line.page != lines[i].page
         ]
         return join_text(parts), i
-    return "", None
+    first_heading = headings[0].index if headings else min(len(lines), 80)
+    blocks: dict[tuple[int, int], list[str]] = {}
+    for line in lines[:first_heading]:
+        if line.page <= 2 and abs(line.size - body) <= 0.6 and len(line.text) >= 30:
+            blocks.setdefault((line.page, line.block), []).append(line.text)
+    best = max(blocks.values(), key=lambda parts: sum(map(len, parts)), default=[])
+    return join_text(best), None
 
 
 def join_text(parts: list[str]) -> str:

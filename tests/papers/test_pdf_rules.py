@@ -44,3 +44,10 @@ def test_ieee_roman_capital_headings_and_an_inline_abstract(tmp_path: Path) -> N
     parsed = parse_pdf(path)
     assert [(s.number, s.title) for s in parsed.sections] == [tuple(h.split(". ", 1)) for h in headings]
     assert parsed.abstract.startswith("We split prefill and decode.")
+
+
+def test_without_an_abstract_marker_the_first_body_block_is_the_abstract(tmp_path: Path) -> None:
+    headings = ["1 Introduction", "2 Design", "3 Evaluation", "4 Related Work", "5 Conclusion"]
+    parsed = parse_pdf(build(tmp_path / "c.pdf", "Chunked Prefill", "We chunk long prompts.", headings, True))
+    assert parsed.abstract.startswith("We chunk long prompts. Serving large language models")
+    assert parsed.warnings == ["no abstract marker found; used the first body paragraph"]
