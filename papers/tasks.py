@@ -26,7 +26,7 @@ from papers.clients.github import RateLimited
 from papers.digest.tasks import send_digests_task
 from papers.models import Paper
 from papers.scoring.tasks import score_all_task, score_paper_task
-from papers.services import crawl_arxiv, download_paper_pdf, fail_paper, parse_paper_pdf
+from papers.services import crawl_arxiv, download_paper_pdf, fail_paper, parse_paper_pdf, record_event
 from papers.services.github import repos_to_sync, sync_repo
 
 __all__ = [
@@ -53,6 +53,10 @@ def crawl_arxiv_task(self, query: str | None = None, max_results: int | None = N
     try:
         report = crawl_arxiv(query, max_results)
     except TRANSIENT_ARXIV as exc:
+        if self.request.retries >= self.max_retries:
+            message = f"arXiv unreachable or failing after {self.max_retries} retries: {exc}"
+            record_event(stage="crawl", message=message, error=True)
+            return {"new": [], "updated": [], "errors": [message], "pages": 0}
         raise self.retry(exc=exc, countdown=backoff_s(self.request.retries, base=60)) from exc
     for arxiv_id in report.new + report.updated:
         paper_id = Paper.objects.filter(arxiv_id=arxiv_id).values_list("pk", flat=True).first()
@@ -83,7 +87,11 @@ def parse_pdf_task(paper_id: int) -> dict:
     paper = Paper.objects.filter(pk=paper_id).first()
     if paper is None or paper.status != Paper.Status.DOWNLOADED:
         return {"paper_id": paper_id, "skipped": paper.status if paper else "missing"}
-    parsed = parse_paper_pdf(paper)
+    try:
+        parsed = parse_paper_pdf(paper)
+    except Exception as exc:  # a parser bug must still leave a reason on the paper, then surface
+        fail_paper(paper, "parse", f"unexpected parser error ({exc!r}); report it with this PDF")
+        raise
     if parsed is None:
         return {"paper_id": paper_id, "failed": paper.failure_reason}
     app.send_task("ontology.tasks.extract_paper_task", args=[paper_id])

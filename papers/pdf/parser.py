@@ -107,7 +107,7 @@ def parse_pdf(path: str | Path) -> ParsedPdf:
             title=title,
             abstract=abstract,
             sections=_sections(lines, headings),
-            tables=extract_tables(doc, captions, caption_starts),
+            tables=extract_tables(doc, captions, caption_starts, warnings),
             captions=captions,
             environment=find_environment(page_texts),
             page_texts=page_texts,

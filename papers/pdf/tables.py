@@ -38,15 +38,21 @@ def _clean(cell: str | None) -> str:
     return " ".join((cell or "").split())
 
 
-def extract_tables(doc: pymupdf.Document, captions: list[Caption], starts: list[Line]) -> list[ParsedTable]:
-    """Detect ruled tables on captioned pages; tables smaller than 2x2 are layout, not data."""
+def extract_tables(doc: pymupdf.Document, captions: list[Caption], starts: list[Line],
+                   warnings: list[str]) -> list[ParsedTable]:
+    """Detect tables on captioned pages; tables smaller than 2x2 are layout, not data. A page where
+    detection fails is skipped with a warning: the text of the paper is still worth having."""
     by_page: dict[int, list[tuple[Caption, Line]]] = {}
     for caption, start in zip(captions, starts, strict=True):
         if caption.kind == "table":
             by_page.setdefault(caption.page, []).append((caption, start))
     tables: list[ParsedTable] = []
     for page_no, page_captions in sorted(by_page.items()):
-        found = doc[page_no - 1].find_tables()
+        try:
+            found = doc[page_no - 1].find_tables()
+        except (RuntimeError, ValueError, IndexError) as exc:
+            warnings.append(f"table detection failed on page {page_no}: {exc}")
+            continue
         free = list(page_captions)
         for table in found.tables:
             rows = [[_clean(cell) for cell in row] for row in table.extract()]

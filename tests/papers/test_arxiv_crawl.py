@@ -140,3 +140,13 @@ def test_an_unreachable_api_is_a_clear_command_error(settings) -> None:
     settings.ARXIV_DELAY_S = 0.0
     with pytest.raises(CommandError, match="unreachable or failing"):
         call_command("crawl_arxiv", "--query", "cat:cs.DC", "--max", "5")
+
+
+def test_the_crawl_task_gives_up_on_an_unreachable_api_with_a_recorded_reason(settings) -> None:
+    from papers.tasks import crawl_arxiv_task
+
+    settings.ARXIV_API_URL = "http://127.0.0.1:9/api/query"
+    settings.ARXIV_DELAY_S = 0.0
+    result = crawl_arxiv_task.apply(kwargs={"query": "cat:cs.DC", "max_results": 5})  # eager: retries at once
+    assert result.successful() and "after 4 retries" in result.result["errors"][0]
+    assert PipelineEvent.objects.filter(stage="crawl", level="error", message__contains="unreachable").exists()

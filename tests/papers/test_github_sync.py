@@ -126,3 +126,9 @@ def test_the_command_queues_a_rate_limited_repo_with_githubs_countdown(github_re
         message = conn.SimpleQueue("crawl").get(timeout=2)
     assert message.headers["task"] == "papers.tasks.fetch_repo_task" and message.headers["eta"]
     message.ack()
+
+
+def test_an_unreachable_github_is_reported_per_repo(settings, capsys) -> None:
+    settings.GITHUB_API_URL = "http://127.0.0.1:9"  # nothing listens on the discard port
+    call_command("crawl_github", "--repo", REPO, "--no-queue")
+    assert "GitHub unreachable" in capsys.readouterr().err

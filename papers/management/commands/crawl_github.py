@@ -5,6 +5,7 @@ fetch_repo_task with the countdown GitHub announced; the other repositories stil
 """
 from __future__ import annotations
 
+import requests
 from django.core.management.base import BaseCommand
 
 from papers.clients.github import RateLimited
@@ -24,6 +25,9 @@ class Command(BaseCommand):
         for full_name in repo or repos_to_sync():
             try:
                 report = sync_repo(full_name)
+            except requests.RequestException as exc:
+                self.stderr.write(f"{full_name}: GitHub unreachable ({exc}); try again later")
+                continue
             except RateLimited as exc:
                 self.stderr.write(f"{full_name}: rate limited; retrying in {exc.wait_s} s")
                 if not no_queue:
