@@ -92,17 +92,16 @@ def load_model(model: str | Path | None, dtype: torch.dtype, device: str) -> Loa
         tensors = hf_loader.iter_tensors(path)
         tokenizer = load_folder_tokenizer(path)
         name = path.name
+    net = empty_model(cfg, dtype, device)
+    load_weights(net, tensors)  # copy_ casts each float32 tensor to the compute dtype on the way in
+    return LoadedModel(net, cfg, tokenizer, name)
+
+
+def empty_model(cfg: ModelConfig, dtype: torch.dtype, device: str) -> DecoderForCausalLM:
+    """The model with uninitialised weights already in the compute dtype on the device (no float32 detour)."""
     with torch.device("meta"):
-        net = DecoderForCausalLM(cfg)
-    net = net.to_empty(device="cpu")
+        net = DecoderForCausalLM(cfg).to(dtype)
+    net = net.to_empty(device=device)
     net.tie_weights()
-    load_weights(net, tensors)
-    return LoadedModel(finalize(net, dtype, device), cfg, tokenizer, name)
-
-
-def finalize(net: DecoderForCausalLM, dtype: torch.dtype, device: str) -> DecoderForCausalLM:
-    """Cast weights to the compute dtype and move them; RoPE tables are rebuilt in float32 on the device."""
-    cfg = net.cfg
-    net = net.to(device=device, dtype=dtype)
-    net.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_position, cfg.rope_theta).to(device)
+    net.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_position, cfg.rope_theta).to(device)  # float32 tables
     return net.eval()

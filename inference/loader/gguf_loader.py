@@ -1,6 +1,6 @@
 """Reads a GGUF file (llama.cpp's format) into HF-named float tensors and a ModelConfig; runs once at load.
 
-Quantised tensors are dequantised with the `gguf` package's reference numpy kernels (F32, F16, BF16,
+The header is parsed by loader/gguf_file.py; quantised tensors are dequantised with the `gguf` package's reference numpy kernels (F32, F16, BF16,
 Q8_0, Q5_0, Q4_K, Q6_K and the other block types it knows) once, at load; the engine then computes in
 a plain float dtype. llama.cpp's converter permutes Llama's Q/K rows for its interleaved RoPE; they
 are permuted back so every architecture uses the same "rotate half" RoPE.
@@ -8,12 +8,15 @@ are permuted back so every architecture uses the same "rotate half" RoPE.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from inference.loader.gguf_file import GGUFFile, GGUFTensor
 from inference.models import SUPPORTED_ARCHITECTURES, ModelConfig
 
 _LAYER_NAMES = {
@@ -38,15 +41,11 @@ class GGUFError(ValueError):
     """The file is not a GGUF this engine can run; the message says why."""
 
 
-def _field(reader, key: str, default=None):
-    field = reader.fields.get(key)
-    if field is None:
-        return default
-    value = field.contents()
-    return value
+def _field(reader: GGUFFile, key: str, default=None):
+    return reader.metadata.get(key, default)
 
 
-def read_config(reader) -> ModelConfig:
+def read_config(reader: GGUFFile) -> ModelConfig:
     arch = _field(reader, "general.architecture")
     if arch not in SUPPORTED_ARCHITECTURES:
         raise GGUFError(f"GGUF architecture {arch!r} is not supported (supported: {', '.join(SUPPORTED_ARCHITECTURES)})")
@@ -58,7 +57,9 @@ def read_config(reader) -> ModelConfig:
         return value
 
     names = {t.name for t in reader.tensors}
-    embd = next(t for t in reader.tensors if t.name == "token_embd.weight")
+    embd = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
+    if embd is None:
+        raise GGUFError("GGUF has no token_embd.weight tensor")
     eos = [int(x) for x in (_field(reader, "tokenizer.ggml.eos_token_id"), _field(reader, "tokenizer.ggml.eot_token_id"))
            if x is not None]
     if _field(reader, f"{arch}.rope.scaling.type") not in (None, "none"):
@@ -87,39 +88,42 @@ def _unpermute(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def iter_tensors(reader, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
-    """(HF name, float32 tensor) for every tensor in the file, dequantised."""
+def iter_tensors(reader: GGUFFile, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
+    """(HF name, float32 tensor) for every tensor in the file, dequantised on two threads (numpy drops the GIL)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield from pool.map(lambda t: _convert(t, cfg), reader.tensors)
+
+
+def _convert(t: GGUFTensor, cfg: ModelConfig) -> tuple[str, torch.Tensor]:
+    from gguf.constants import GGMLQuantizationType
     from gguf.quants import dequantize
 
-    for t in reader.tensors:
-        try:
-            array = dequantize(t.data, t.tensor_type)
-        except NotImplementedError as exc:
-            raise GGUFError(f"tensor {t.name} uses {t.tensor_type.name}, which cannot be dequantised: {exc}") from exc
-        array = np.asarray(array, dtype=np.float32)
-        if not array.flags.writeable:  # F32/F16 tensors come back as views of the read-only mmap
-            array = array.copy()
-        if t.name.startswith("blk."):
-            _, layer, rest = t.name.split(".", 2)
-            if rest not in _LAYER_NAMES:
-                raise GGUFError(f"unexpected tensor {t.name} in a {cfg.architecture} GGUF")
-            name = f"layers.{layer}.{_LAYER_NAMES[rest]}"
-            if cfg.architecture == "llama" and rest in ("attn_q.weight", "attn_k.weight"):
-                heads = cfg.num_heads if rest == "attn_q.weight" else cfg.num_kv_heads
-                array = _unpermute(array, heads)
-        elif t.name in _GLOBAL_NAMES:
-            name = _GLOBAL_NAMES[t.name]
-        elif t.name == "rope_freqs.weight":
-            raise GGUFError("GGUF files with rope_freqs (RoPE scaling) are not supported by this engine")
-        else:
-            raise GGUFError(f"unexpected tensor {t.name} in a {cfg.architecture} GGUF")
-        yield name, torch.from_numpy(array)
-
-
-def open_gguf(path: Path):
-    from gguf import GGUFReader
-
+    qtype = GGMLQuantizationType(t.ggml_type)
     try:
-        return GGUFReader(path)
-    except (ValueError, OSError) as exc:
+        array = dequantize(t.data, qtype)
+    except NotImplementedError as exc:
+        raise GGUFError(f"tensor {t.name} uses {qtype.name}, which cannot be dequantised: {exc}") from exc
+    array = np.asarray(array, dtype=np.float32).reshape(tuple(reversed(t.shape)))
+    if not array.flags.writeable:  # F32 tensors come back as views of the read-only mmap
+        array = array.copy()
+    if t.name.startswith("blk."):
+        _, layer, rest = t.name.split(".", 2)
+        if rest not in _LAYER_NAMES:
+            raise GGUFError(f"unexpected tensor {t.name} in a {cfg.architecture} GGUF")
+        name = f"layers.{layer}.{_LAYER_NAMES[rest]}"
+        if cfg.architecture == "llama" and rest in ("attn_q.weight", "attn_k.weight"):
+            array = _unpermute(array, cfg.num_heads if rest == "attn_q.weight" else cfg.num_kv_heads)
+    elif t.name in _GLOBAL_NAMES:
+        name = _GLOBAL_NAMES[t.name]
+    elif t.name == "rope_freqs.weight":
+        raise GGUFError("GGUF files with rope_freqs (RoPE scaling) are not supported by this engine")
+    else:
+        raise GGUFError(f"unexpected tensor {t.name} in a {cfg.architecture} GGUF")
+    return name, torch.from_numpy(array)
+
+
+def open_gguf(path: Path) -> GGUFFile:
+    try:
+        return GGUFFile(path)
+    except (ValueError, OSError, struct.error) as exc:
         raise GGUFError(f"{path} is not a readable GGUF file: {exc}") from exc

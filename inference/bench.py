@@ -1,0 +1,246 @@
+"""`python -m inference.bench`: one seeded workload through this engine and its anchors, measured in the same run.
+
+Workload: 16 requests, prompts of 32-256 tokens, outputs of 16-96 tokens (ignore_eos, so every
+request produces exactly what it asked for). Printed: useful output tokens/s of this engine, of
+transformers `generate` on one static left-padded batch, of transformers one request at a time, of
+llama.cpp one request at a time when `llama_cpp` is importable; the KV cache's waste at its peak;
+batch-1 decode tokens/s and its share of the memory-bandwidth bound (weight bytes read per token /
+measured copy bandwidth). Not a test: timings depend on the machine and on whatever else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from inference.config import Config
+from inference.engine import LLMEngine
+from inference.loader import LoadedModel, load_model, load_weights, resolve_model_path
+from inference.models import ModelConfig
+from inference.sampling_params import SamplingParams
+
+
+@dataclass
+class Request:
+    prompt: list[int]
+    output_len: int
+
+
+def workload(seed: int, n: int, vocab: int) -> list[Request]:
+    rng = random.Random(seed)
+    return [Request([rng.randrange(200, min(vocab, 150000)) for _ in range(rng.randint(32, 256))], rng.randint(16, 96))
+            for _ in range(n)]
+
+
+def copy_bandwidth_gbs(device: str, mib: int = 512) -> float:
+    """Best-of-5 bytes moved (read + write) per second by a large tensor copy: the machine's streaming bandwidth."""
+    src = torch.ones(mib * 2**20 // 4, device=device)
+    dst = torch.empty_like(src)
+    best = float("inf")
+    for _ in range(6):
+        sync(device)
+        t = time.perf_counter()
+        dst.copy_(src)
+        sync(device)
+        best = min(best, time.perf_counter() - t)
+    return 2 * src.numel() * 4 / best / 1e9
+
+
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def weight_bytes_per_token(model: torch.nn.Module) -> int:
+    """Bytes of weights one decode step reads: everything except the embedding table (one row is gathered)."""
+    total = sum(p.numel() * p.element_size() for p in model.parameters())
+    embed = model.embed_tokens.weight
+    tied = model.lm_head.weight is embed
+    return total if tied else total - embed.numel() * embed.element_size()
+
+
+# -- this engine ---------------------------------------------------------------------------------------------
+
+def run_engine(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
+    seqs = [engine.add_request(r.prompt, SamplingParams(max_tokens=r.output_len, temperature=0, ignore_eos=True))
+            for r in reqs]
+    engine.stats.peak_used_slots = engine.stats.peak_filled_slots = 0
+    t = time.perf_counter()
+    while engine.has_unfinished():
+        engine.step()
+    elapsed = time.perf_counter() - t
+    useful = sum(min(s.num_completion_tokens, r.output_len) for s, r in zip(seqs, reqs, strict=True))
+    used, filled = engine.stats.peak_used_slots, engine.stats.peak_filled_slots
+    return {"tok_s": useful / elapsed, "seconds": elapsed, "useful_tokens": useful,
+            "kv_waste_pct": 100.0 * (used - filled) / used if used else 0.0,
+            "preemptions": engine.scheduler.num_preemptions}
+
+
+def batch1_decode(engine: LLMEngine, prompt: list[int], n: int) -> float:
+    """Decode tokens/s of one sequence alone (prefill excluded)."""
+    seq = engine.add_request(prompt, SamplingParams(max_tokens=n + 1, temperature=0, ignore_eos=True))
+    engine.step()  # prefill + first token
+    t = time.perf_counter()
+    while engine.has_unfinished():
+        engine.step()
+    sync(engine.config.device)
+    return (seq.num_completion_tokens - 1) / (time.perf_counter() - t)
+
+
+# -- anchors -------------------------------------------------------------------------------------------------
+
+def hf_static_batch(model: Any, reqs: list[Request], device: str, pad_id: int) -> dict[str, float]:
+    """One left-padded batch; generation runs until the longest request is done, only requested tokens count."""
+    width = max(len(r.prompt) for r in reqs)
+    ids = torch.full((len(reqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, r in enumerate(reqs):
+        ids[i, width - len(r.prompt):] = torch.tensor(r.prompt)
+        mask[i, width - len(r.prompt):] = 1
+    longest = max(r.output_len for r in reqs)
+    t = time.perf_counter()
+    with torch.inference_mode():
+        model.generate(ids.to(device), attention_mask=mask.to(device), max_new_tokens=longest, min_new_tokens=longest,
+                       do_sample=False, pad_token_id=pad_id)
+    sync(device)
+    elapsed = time.perf_counter() - t
+    return {"tok_s": sum(r.output_len for r in reqs) / elapsed, "seconds": elapsed}
+
+
+def hf_one_at_a_time(model: Any, reqs: list[Request], device: str, pad_id: int) -> dict[str, float]:
+    t = time.perf_counter()
+    with torch.inference_mode():
+        for r in reqs:
+            ids = torch.tensor([r.prompt], device=device)
+            model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=r.output_len,
+                           min_new_tokens=r.output_len, do_sample=False, pad_token_id=pad_id)
+    sync(device)
+    elapsed = time.perf_counter() - t
+    return {"tok_s": sum(r.output_len for r in reqs) / elapsed, "seconds": elapsed}
+
+
+def llama_cpp_one_at_a_time(gguf_path: str, reqs: list[Request]) -> dict[str, float] | None:
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        return None
+    llm = Llama(model_path=gguf_path, n_ctx=512, verbose=False, n_threads=torch.get_num_threads())
+    t = time.perf_counter()
+    for r in reqs:
+        llm.reset()
+        for produced, _ in enumerate(llm.generate(r.prompt, temp=0.0), start=1):
+            if produced >= r.output_len:
+                break
+    elapsed = time.perf_counter() - t
+    return {"tok_s": sum(r.output_len for r in reqs) / elapsed, "seconds": elapsed}
+
+
+# -- models --------------------------------------------------------------------------------------------------
+
+QWEN25_7B = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                 num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768, rope_theta=1e6,
+                 rms_norm_eps=1e-6, tie_word_embeddings=False)
+
+
+def random_7b(dtype: torch.dtype, device: str) -> tuple[LoadedModel, Any]:
+    """A random-weight model of Qwen2.5-7B's dimensions, shared by this engine and the transformers anchor."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from inference.loader import empty_model
+
+    with torch.device(device):
+        hf = Qwen2ForCausalLM(Qwen2Config(**QWEN25_7B)).to(dtype).eval()
+    cfg = ModelConfig(architecture="qwen2", hidden_size=3584, num_layers=28, num_heads=28, num_kv_heads=4,
+                      intermediate_size=18944, vocab_size=152064, rms_norm_eps=1e-6, rope_theta=1e6,
+                      max_position=32768, attention_bias=True, tie_word_embeddings=False)
+    net = empty_model(cfg, dtype, device)
+    load_weights(net, ((k.removeprefix("model."), v) for k, v in hf.state_dict().items()))
+    return LoadedModel(net, cfg, None, "random-qwen2.5-7b"), hf
+
+
+def hf_from_gguf(model: str | None, dtype: torch.dtype, device: str) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    path = resolve_model_path(model)
+    if path.is_file():
+        return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype).to(device).eval()
+    return AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m inference.bench", description=__doc__)
+    p.add_argument("--model", default=None, help="GGUF or HF folder (default: the packaged Qwen2.5-Coder-0.5B)")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="auto")
+    p.add_argument("--random-7b", action="store_true", help="random weights with Qwen2.5-7B dimensions (for GPUs)")
+    p.add_argument("--requests", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-num-batched-tokens", type=int, default=512)
+    p.add_argument("--skip-anchors", action="store_true", help="only this engine (no transformers runs)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    args = p.parse_args(argv)
+
+    config = Config(model=args.model, device=args.device, dtype=args.dtype, max_num_seqs=args.requests,
+                    max_num_batched_tokens=args.max_num_batched_tokens, kv_cache_memory_gib=1.0, seed=args.seed)
+    dtype = config.torch_dtype
+    hf = None
+    if args.random_7b:
+        loaded, hf = random_7b(dtype, args.device)
+    else:
+        loaded = load_model(args.model, dtype, args.device)
+    engine = LLMEngine(config, loaded)
+    reqs = workload(args.seed, args.requests, loaded.config.vocab_size)
+    results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
+                               "threads": torch.get_num_threads(), "requests": len(reqs),
+                               "useful_output_tokens": sum(r.output_len for r in reqs)}
+    run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
+    results["engine"] = run_engine(engine, reqs)
+    bw = copy_bandwidth_gbs(args.device)
+    per_token = weight_bytes_per_token(engine.runner.model)
+    decode = batch1_decode(engine, reqs[0].prompt[:32], 48)
+    bound = bw * 1e9 / per_token
+    results["batch1"] = {"decode_tok_s": decode, "copy_bandwidth_gb_s": bw, "weight_bytes_per_token": per_token,
+                         "bound_tok_s": bound, "share_of_bound": decode / bound}
+    if not args.skip_anchors:
+        hf = hf or hf_from_gguf(args.model, dtype, args.device)
+        pad = loaded.config.eos_token_ids[0] if loaded.config.eos_token_ids else 0
+        results["hf_static_batch"] = hf_static_batch(hf, reqs, args.device, pad)
+        results["hf_one_at_a_time"] = hf_one_at_a_time(hf, reqs, args.device, pad)
+        if not args.random_7b:
+            results["llama_cpp_one_at_a_time"] = llama_cpp_one_at_a_time(str(resolve_model_path(args.model)), reqs)
+    report(results, args.json)
+    return 0
+
+
+def report(r: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(r, indent=2))
+        return
+    e, b = r["engine"], r["batch1"]
+    print(f"model {r['model']} on {r['device']} ({r['dtype']}, {r['threads']} threads): {r['requests']} requests, "
+          f"{r['useful_output_tokens']} useful output tokens")
+    print(f"  this engine                  {e['tok_s']:8.1f} tok/s  ({e['seconds']:.1f} s, {e['preemptions']} preemptions)")
+    for key, label in (("hf_static_batch", "transformers static batch"), ("hf_one_at_a_time", "transformers one at a time"),
+                       ("llama_cpp_one_at_a_time", "llama.cpp one at a time")):
+        if key in r:
+            if r[key] is None:
+                print(f"  {label:28s}  (llama_cpp not importable: skipped)")
+                continue
+            print(f"  {label:28s} {r[key]['tok_s']:8.1f} tok/s  ({r[key]['seconds']:.1f} s) -> engine is "
+                  f"{e['tok_s'] / r[key]['tok_s']:.2f}x")
+    print(f"  KV-cache waste at peak       {e['kv_waste_pct']:8.2f} %  (allocated but unused slots)")
+    print(f"  batch-1 decode               {b['decode_tok_s']:8.1f} tok/s; bound {b['bound_tok_s']:.1f} tok/s = "
+          f"{b['copy_bandwidth_gb_s']:.1f} GB/s copy bandwidth / {b['weight_bytes_per_token'] / 1e6:.0f} MB weights per "
+          f"token -> {100 * b['share_of_bound']:.0f}% of bound")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
