@@ -120,6 +120,7 @@ class GithubReplay(ReplayServer):
                 self.routes.setdefault(urlparse(record["path"]).path, record)
         self.rate_limited: dict[str, int] = {}  # path -> status (403 or 429) to answer with
         self.missing: set[str] = set()
+        self.forbidden: set[str] = set()  # paths answered 403 without a rate limit (no access)
 
     def answer(self, path: str, headers: dict) -> tuple[int, list[tuple[str, str]], bytes]:
         route = urlparse(path).path
@@ -131,6 +132,9 @@ class GithubReplay(ReplayServer):
             limited += [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", reset)]
             body = b'{"message":"API rate limit exceeded","documentation_url":"https://docs.github.com/rest"}'
             return self.rate_limited[route], limited, body
+        if route in self.forbidden:
+            return 403, [("Content-Type", "application/json")], (
+                b'{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}')
         if record is None or route in self.missing:
             return 404, [("Content-Type", "application/json")], (
                 b'{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}')

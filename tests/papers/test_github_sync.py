@@ -132,3 +132,10 @@ def test_an_unreachable_github_is_reported_per_repo(settings, capsys) -> None:
     settings.GITHUB_API_URL = "http://127.0.0.1:9"  # nothing listens on the discard port
     call_command("crawl_github", "--repo", REPO, "--no-queue")
     assert "GitHub unreachable" in capsys.readouterr().err
+
+
+def test_a_403_without_a_rate_limit_is_a_permanent_access_error(github_replay) -> None:
+    github_replay.forbidden.add(REPO_PATH)
+    report = sync_repo(REPO)
+    assert "GitHub 403" in report.error and "access denied" in report.error
+    assert "Resource not accessible" in CodeRepo.objects.get(full_name=REPO).failure_reason
