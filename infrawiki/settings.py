@@ -215,6 +215,9 @@ else:
     EMAIL_FILE_PATH = DATA_DIR / "outbox"
 
 # --- REST API ------------------------------------------------------------------------------
+# Seconds a page of the public paper list is served from the cache (0 = never): the list changes
+# with nightly crawls and scoring, so a short delay costs nothing and spares the database.
+API_LIST_CACHE_S = env_int("API_LIST_CACHE_S", 30, minimum=0)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Token first: an unauthenticated call then gets 401 with `WWW-Authenticate: Token` (not a bare 403).

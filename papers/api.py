@@ -5,6 +5,8 @@ services; wired in infrawiki/api_urls.py under /api/.
 """
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
@@ -58,7 +60,19 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(parameters=[PaperFilters])
     def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+        """A page of papers; the same page is served from the cache for API_LIST_CACHE_S seconds.
+
+        The page is the same for every caller (public data), so the key is the full URL. Only valid
+        requests reach the cache (bad filters raise first); throttles apply before either.
+        """
+        seconds = settings.API_LIST_CACHE_S
+        key = f"api:papers:{request.build_absolute_uri()}"
+        data = cache.get(key) if seconds else None
+        if data is None:
+            data = super().list(request, *args, **kwargs).data
+            if seconds:
+                cache.set(key, data, seconds)
+        return Response(data)
 
 
 class ScoreFilters(serializers.Serializer):

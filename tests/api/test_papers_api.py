@@ -73,6 +73,21 @@ def test_the_paper_list_costs_the_same_queries_for_one_or_many_papers(client, we
         client.get("/api/scores/")
 
 
+def test_a_page_of_the_paper_list_is_then_served_from_the_cache(client, web, django_assert_num_queries):
+    first = client.get("/api/papers/?ordering=-score").json()
+    with django_assert_num_queries(0):
+        assert client.get("/api/papers/?ordering=-score").json() == first
+    with django_assert_num_queries(2):  # another page or filter is another entry
+        client.get("/api/papers/?ordering=title")
+
+
+def test_with_the_cache_off_every_request_reads_the_database(client, web, settings, django_assert_num_queries):
+    settings.API_LIST_CACHE_S = 0
+    client.get("/api/papers/")
+    with django_assert_num_queries(2):
+        client.get("/api/papers/")
+
+
 def test_the_openapi_schema_and_the_docs_page_are_served_without_a_cdn(client, web):
     schema = client.get("/api/schema/?format=json")
     assert schema.status_code == 200
