@@ -104,7 +104,7 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = not env_bool("PRODUCTION", False)
 MEDIA_ROOT = DATA_DIR / "media"
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/login/"  # the site's own page: the admin login admits staff only
 
 # --- production hardening (PRODUCTION=1 behind TLS) --------------------------------------
 if env_bool("PRODUCTION", False):
