@@ -83,6 +83,8 @@ def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
     serve = eng["serve"]
     template = serve.get("before_0.5.0") if "before_0.5.0" in serve and not at_least(opt.version.version, "0.5.0") else serve["default"]
     model = opt.quant.checkpoint_id or req.model.id
+    if opt.quant.self_quantize:  # the operator's own quantized copy, produced first (see rationale)
+        model = f"./{req.model.id.split('/')[-1]}-{opt.quant.label}"
     base = template.format(model=model, image=opt.version.entry.get("image", ""),
                            gguf=f"{model.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
     parallel = {"tensor_parallel_size", "pipeline_parallel_size", "tp", "tp_size", "pp_size", "num_shard"}

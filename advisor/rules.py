@@ -177,8 +177,6 @@ def choose_version(eid: str, eng: dict[str, Any], req: Request, log: RuleLog) ->
             continue
         choice = _cuda_build(eid, eng, entry, req.cuda, log)
         if choice:
-            if req.cuda is None and choice.cuda:
-                log.warn(f"driver CUDA version not given: {eng['name']} {version} needs a driver supporting CUDA >= {choice.cuda}")
             return choice
     return None
 
@@ -274,12 +272,15 @@ def quant_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, model: 
         compute = _allowed(eid, eng, version, gpu, name, spec, log)
         if compute is None:
             continue
-        known = [c for c in published if c["quantization"] == name or name.startswith(c["quantization"])]
+        # TensorRT-LLM quantizes with its own tool (ModelOpt); llama.cpp converts any checkpoint to GGUF itself
+        own_tool = eid in ("tensorrt-llm", "llama.cpp")
+        known = [] if own_tool else [c for c in published if c["quantization"] == name or name.startswith(c["quantization"])]
         out += [_checkpoint_choice(name, spec, compute, c) for c in known[:1]]
-        if spec.get("checkpoint") or eid == "tensorrt-llm":
+        if spec.get("checkpoint") or own_tool:
             if not known:
                 out.append(QuantChoice(method=name, label=spec.get("report_as", name), bits=float(spec["bits"]),
-                                       compute=compute, act_dtypes=_act_dtypes(spec), act_source=_act_source(spec), self_quantize=True, source=spec.get("source"), quote=spec.get("quote")))
+                                       compute=compute, act_dtypes=_act_dtypes(spec), act_source=_act_source(spec),
+                                       self_quantize=eid != "llama.cpp", source=spec.get("source"), quote=spec.get("quote")))
             continue
         online = bool(spec.get("online_needs_full_weights"))
         out.append(QuantChoice(method=name, label=spec.get("report_as", name), bits=float(spec["bits"]), compute=compute,

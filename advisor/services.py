@@ -29,7 +29,7 @@ def _kv_short(req: Request, opt: Option) -> bool:
 
 
 def _prerank_key(req: Request, opt: Option) -> tuple:
-    return (opt.quant.self_quantize, _precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica, -quick_throughput(req, opt),
+    return (opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica, -quick_throughput(req, opt),
             ENGINE_ORDER.index(opt.engine))
 
 
@@ -39,10 +39,11 @@ def _precision_cost(opt: Option) -> float:
 
 
 def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple:
-    """Meets the SLA; runs on weights someone publishes; gives up the least precision; holds the workload's
-    requests in its KV cache; uses the fewest GPUs per replica (tensor parallelism only as far as memory
-    needs it, replicas for the rest, as vLLM's distributed-serving guide advises); then throughput."""
-    return (not est.meets_sla, opt.quant.self_quantize, _precision_cost(opt), _kv_short(req, opt), opt.gpus_per_replica,
+    """Meets the SLA; runs on weights someone publishes; holds the workload's concurrent requests in its KV
+    cache (else requests queue); gives up the least precision; uses the fewest GPUs per replica (tensor
+    parallelism only as far as memory needs it, replicas for the rest, as vLLM's distributed-serving
+    guide advises); then the highest simulated throughput."""
+    return (not est.meets_sla, opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica,
             -round(est.metrics["throughput_tok_s"], 1), ENGINE_ORDER.index(opt.engine))
 
 
@@ -137,6 +138,10 @@ def recommend(raw: dict[str, Any]) -> dict[str, Any]:
     literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []
     recommendations = [_recommendation(req, opt, est, literature) for opt, est in chosen]
     warnings = [*req.warnings, *plan.log.warnings]
+    if req.cuda is None:
+        warnings += sorted({f"driver CUDA version not given: {r['engine']} {r['engine_version']} wheels need a driver "
+                            f"supporting CUDA >= {opt.version.cuda}" for (opt, _), r in zip(chosen, recommendations, strict=True)
+                            if opt.version.cuda})
     actions = list(plan.log.actions)
     if not recommendations:
         warnings.append("no configuration of the requested engine(s) runs this model on this hardware; see 'rejected'")
