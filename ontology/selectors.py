@@ -35,7 +35,7 @@ fts AS (
         FROM ontology_searchdocument,
              (SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query) AS q
         WHERE search_vector @@ query AND doc_type = ANY(%(types)s)
-        ORDER BY rank DESC LIMIT %(k)s) f)
+        ORDER BY rank DESC LIMIT %(k)s) f),
 onto AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
         SELECT d.id, d.embedding <=> %(q)s::vector AS dist

@@ -124,8 +124,10 @@ def verify_fact(fact: Fact, user, note: str = "") -> Fact:
 
 @transaction.atomic
 def reject_fact(fact: Fact, user, note: str = "") -> Fact:
-    """A person says the fact is wrong; it stays (hidden from the wiki) so it is never re-created."""
-    return _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note)
+    """A person says the fact is wrong; it stays (hidden from wiki and search) so it is never re-created."""
+    fact = _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note)
+    index_facts([fact])  # drops its search document
+    return fact
 
 
 @transaction.atomic

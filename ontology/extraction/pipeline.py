@@ -75,7 +75,7 @@ def export_facts(facts: list[dict]) -> list[dict]:
     return [{**{name: fact.get(name) for name in FACT_FIELDS}, "value": export_value(fact)} for fact in facts]
 
 
-def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None, llm_top_n: int = 8) -> ExtractionResult:
+def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None, llm_top_n: int = 6) -> ExtractionResult:
     """All grounded, validated, merged facts of one document (and what was rejected, and timings)."""
     started = time.perf_counter()
     subject = paper_subject(document.title, document.abstract or document.page_texts[0][:3000],

@@ -97,20 +97,16 @@ def inference_server() -> Iterator[str]:
     """The real built-in server with the default model (minutes on CPU to start; kept for the module)."""
     require((ROOT / "inference" / "serve.py").exists(), "inference/serve.py is not there yet")
     port = _free_port()
-    log = open(ROOT / ".infrawiki" / f"llm-test-{port}.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "inference.serve", "--port", str(port)], cwd=ROOT,
-                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 300
+    log_path = ROOT / ".infrawiki" / f"llm-test-{port}.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "inference.serve", "--port", str(port)], cwd=ROOT,
+                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        while True:
+        deadline = time.monotonic() + 300
+        while not _answers(url):
             if proc.poll() is not None:
-                pytest.fail(f"inference server exited: {(ROOT / '.infrawiki' / f'llm-test-{port}.log').read_text()[-2000:]}")
-            try:
-                if requests.get(f"{url}/models", timeout=2).ok:
-                    break
-            except requests.RequestException:
-                pass
+                pytest.fail(f"inference server exited: {log_path.read_text()[-2000:]}")
             if time.monotonic() > deadline:
                 pytest.fail("inference server did not come up in 300 s")
             time.sleep(1)
@@ -121,7 +117,13 @@ def inference_server() -> Iterator[str]:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/models", timeout=2).ok
+    except requests.RequestException:
+        return False
 
 
 @pytest.mark.slow
