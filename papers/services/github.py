@@ -15,7 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from papers.clients.github import GithubClient, GithubError, RateLimited
+from papers.clients.github import GithubClient, GithubError, GithubResponse, RateLimited
 from papers.links import arxiv_ids
 from papers.models import CodeRepo, Paper, PaperRepo
 from papers.services.events import record_event
@@ -71,7 +71,7 @@ def signals_from_issues(items: list[dict]) -> list[dict]:
     return signals
 
 
-def _fetch(gh: GithubClient, repo: CodeRepo, key: str, path: str, report: RepoReport, **kwargs):
+def _fetch(gh: GithubClient, repo: CodeRepo, key: str, path: str, report: RepoReport, **kwargs) -> GithubResponse:
     """GET with the stored ETag; returns the response (None data when not modified)."""
     response = gh.get(path, etag=repo.etags.get(key, ""), **kwargs)
     if not response.not_modified:
