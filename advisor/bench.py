@@ -77,13 +77,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     anchor = sorted(anchors)[len(anchors) // 2]
     figures = {"calls": len(times), "p50_ms": percentile(times, 50), "p95_ms": percentile(times, 95),
                "max_ms": max(times), "anchor_ms": anchor, "p95_over_anchor": percentile(times, 95) / anchor}
-    if args.json:
-        print(json.dumps(figures, indent=2))
-    else:
-        print(f"advisor.recommend warm over {figures['calls']} calls: p50 {figures['p50_ms']:.1f} ms, "
-              f"p95 {figures['p95_ms']:.1f} ms, max {figures['max_ms']:.1f} ms (target p95 <= 300 ms)")
-        print(f"anchor {anchor:.1f} ms; p95 = {figures['p95_over_anchor']:.2f} x anchor")
+    emit(figures, args.json, [
+        f"advisor.recommend warm over {figures['calls']} calls: p50 {figures['p50_ms']:.1f} ms, "
+        f"p95 {figures['p95_ms']:.1f} ms, max {figures['max_ms']:.1f} ms (target p95 <= 300 ms)",
+        f"anchor {anchor:.1f} ms; p95 = {figures['p95_over_anchor']:.2f} x anchor"])
     return figures
+
+
+def emit(report: dict[str, Any], as_json: bool, lines: list[str]) -> None:
+    """Print a benchmark report as JSON or as the human-readable lines."""
+    print(json.dumps(report, indent=2) if as_json else "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -144,13 +144,19 @@ def _engine(raw: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
     return eid, version, [f"{eid} {version} is not in the catalog; its facts are taken from the nearest earlier catalogued release."]
 
 
-def _workload(raw: dict[str, Any]) -> tuple[Workload, list[str]]:
-    given = raw.get("workload") or {}
+def _section(raw: dict[str, Any], name: str, keys: Any, example: str) -> dict[str, Any]:
+    """A nested object of the request (workload, sla): must be an object with known fields only."""
+    given = raw.get(name) or {}
     if not isinstance(given, dict):
-        raise AdvisorInputError("'workload' must be an object", '{"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}')
-    unknown = set(given) - set(WORKLOAD_KEYS)
+        raise AdvisorInputError(f"'{name}' must be an object", f"e.g. {example}")
+    unknown = set(given) - set(keys)
     if unknown:
-        raise AdvisorInputError(f"unknown workload field(s): {', '.join(sorted(unknown))}", "workload takes: " + ", ".join(WORKLOAD_KEYS))
+        raise AdvisorInputError(f"unknown {name} field(s): {', '.join(sorted(unknown))}", f"{name} takes: " + ", ".join(keys))
+    return given
+
+
+def _workload(raw: dict[str, Any]) -> tuple[Workload, list[str]]:
+    given = _section(raw, "workload", WORKLOAD_KEYS, '{"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}')
     values = {k: _positive_int(given.get(k, d), f"workload.{k}", f"e.g. {d}") for k, d in WORKLOAD_KEYS.items()}
     missing = [k for k in WORKLOAD_KEYS if given.get(k) is None]
     notes = [f"workload not fully given; assumed {', '.join(f'{k}={values[k]}' for k in missing)}"] if missing else []
@@ -158,12 +164,7 @@ def _workload(raw: dict[str, Any]) -> tuple[Workload, list[str]]:
 
 
 def _sla(raw: dict[str, Any]) -> Sla:
-    given = raw.get("sla") or {}
-    if not isinstance(given, dict):
-        raise AdvisorInputError("'sla' must be an object", "e.g. {\"p95_latency_ms\": 500}")
-    unknown = set(given) - set(SLA_KEYS)
-    if unknown:
-        raise AdvisorInputError(f"unknown sla field(s): {', '.join(sorted(unknown))}", "sla takes: " + ", ".join(SLA_KEYS))
+    given = _section(raw, "sla", SLA_KEYS, '{"p95_latency_ms": 500}')
     return Sla(**{k: (_positive_number(given[k], f"sla.{k}") if given.get(k) is not None else None) for k in SLA_KEYS})
 
 
