@@ -85,7 +85,7 @@ def load_model(model: str | Path | None, dtype: torch.dtype, device: str) -> Loa
         reader = gguf_loader.open_gguf(path)
         cfg = gguf_loader.read_config(reader)
         tensors = gguf_loader.iter_tensors(reader, cfg)
-        tokenizer = load_gguf_tokenizer(path)
+        tokenizer = load_gguf_tokenizer(path) if "tokenizer.ggml.tokens" in reader.metadata else None
         name = DEFAULT_MODEL_NAME if model in (None, "default") else path.stem
     else:
         cfg = hf_loader.read_config(path)
