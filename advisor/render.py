@@ -85,8 +85,7 @@ def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
     model = opt.quant.checkpoint_id or req.model.id
     if opt.quant.self_quantize:  # the operator's own quantized copy, produced first (see rationale)
         model = f"./{req.model.id.split('/')[-1]}-{opt.quant.label}"
-    base = template.format(model=model, image=opt.version.entry.get("image", ""),
-                           gguf=f"{model.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
+    base = template.format(model=model, image=opt.version.entry.get("image", ""), gguf=gguf_file(req, opt))
     parallel = {"tensor_parallel_size", "pipeline_parallel_size", "tp", "tp_size", "pp_size", "num_shard"}
     shown = {k: v for k, v in flags.items() if not (k in parallel and v == 1)}
     if opt.engine == "llama.cpp":
@@ -101,6 +100,14 @@ def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def gguf_file(req: Request, opt: Option) -> str:
+    """The GGUF file llama.cpp loads: from a GGUF repository as published, else converted and quantized locally."""
+    name = req.model.id.split("/")[-1]
+    if opt.quant.method == "gguf":
+        return f"{name}/<file>.gguf"
+    return f"{name}-{(opt.quant.method or 'f16').upper()}.gguf"
+
+
 def verify_line(req: Request, opt: Option) -> str:
     """The engine's benchmark command on the request's workload shape."""
     eng = engines()[opt.engine]
@@ -108,8 +115,7 @@ def verify_line(req: Request, opt: Option) -> str:
     template = verify.get("before_0.10.0") if "before_0.10.0" in verify and not at_least(opt.version.version, "0.10.0") else verify["default"]
     w = req.workload
     return template.format(model=opt.quant.checkpoint_id or req.model.id, prompt=w.prompt_tokens, output=w.output_tokens,
-                           concurrency=w.concurrency, n=max(10 * w.concurrency, 100),
-                           gguf=f"{req.model.id.split('/')[-1]}-{(opt.quant.method or 'f16').upper()}.gguf")
+                           concurrency=w.concurrency, n=max(10 * w.concurrency, 100), gguf=gguf_file(req, opt))
 
 
 def replicas_note(opt: Option) -> str | None:

@@ -202,8 +202,11 @@ def dtype_choices(eid: str, eng: dict[str, Any], gpu: Gpu, model: ModelSpec, fla
 
 
 def _allowed(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, name: str, spec: dict[str, Any],
-             log: RuleLog) -> str | None:
-    """The compute precision the method runs at on this GPU and release, or None (rejected)."""
+             log: RuleLog, requested_checkpoint: bool = False) -> str | None:
+    """The compute precision the method runs at on this GPU and release, or None (rejected).
+
+    FP8 weights on GPUs without FP8 compute (weight-only, Marlin W8A16) are allowed only for a checkpoint
+    the user asked for; the advisor does not pick FP8 below sm89 on its own."""
     label = f"{eid} {spec.get('report_as', name)}"
     since = spec.get("since")
     if since and not at_least(version, since):
@@ -213,9 +216,10 @@ def _allowed(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, name: str, s
     if at_least(gpu.compute_capability, spec["min_cc"]):
         return "fp8" if native else ("int8" if name == "int8_sq" else "fp16")
     weight_only = spec.get("weight_only_min_cc")
-    if weight_only and at_least(gpu.compute_capability, weight_only) and at_least(version, spec.get("weight_only_since")):
+    if (requested_checkpoint and weight_only and at_least(gpu.compute_capability, weight_only)
+            and at_least(version, spec.get("weight_only_since"))):
         return "fp16"  # FP8 weights, fp16 math (Marlin W8A16)
-    floor = weight_only or spec["min_cc"]
+    floor = weight_only if requested_checkpoint and weight_only else spec["min_cc"]
     log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng['name']} (needs sm{floor.replace('.', '')}+)",
                spec.get("source"))
     return None
@@ -253,7 +257,7 @@ def quant_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, model: 
         if name is None:
             log.reject(f"{eid} {model.quantization}", f"{eng['name']} has no loader for {model.quantization} checkpoints in the catalog")
             return []
-        compute = _allowed(eid, eng, version, gpu, name, table[name], log)
+        compute = _allowed(eid, eng, version, gpu, name, table[name], log, requested_checkpoint=True)
         if compute is None:
             return []
         return [QuantChoice(method=name, label=table[name].get("report_as", name), bits=model.weight_bits, compute=compute,
@@ -261,7 +265,7 @@ def quant_choices(eid: str, eng: dict[str, Any], version: str, gpu: Gpu, model: 
     if "quantization" in flags and flags["quantization"] in (None, "none", ""):
         return [QuantChoice(None, None, 16, "fp16")]  # the user fixed: no quantization
     wanted = flags.get("quantization")
-    names = [n for n in table if not wanted or wanted in (n, table[n].get("report_as"))]
+    names = [n for n in table if (not wanted and not table[n].get("requested_only")) or wanted in (n, table[n].get("report_as"))]
     if wanted and not names:
         log.reject(f"{eid} {wanted}", f"{eng['name']} does not list a '{wanted}' quantization")
         return []

@@ -54,15 +54,21 @@ def test_awq_kernels_need_sm75_and_gptq_runs_on_volta():
     assert "sm75" in log.rejections["vllm awq"].reason
 
 
-def test_fp8_compute_needs_sm89_but_fp8_weights_run_weight_only_on_ampere_in_later_vllm():
+def test_fp8_compute_needs_sm89():
     trt, log = _quants("tensorrt-llm", "0.18.2", "a100-sxm4-40gb", "meta-llama/Llama-2-7b-hf")
     assert "fp8" not in trt and "sm89" in log.rejections["tensorrt-llm fp8"].reason
-    log = RuleLog()
-    vllm = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["a100-sxm4-40gb"], model("meta-llama/Llama-2-7b-hf"), {}, log)
-    fp8 = [q for q in vllm if q.label == "fp8"]
-    assert fp8 and all(q.compute == "fp16" for q in fp8)
+    vllm, log = _quants("vllm", "0.6.3", "a100-sxm4-40gb", "meta-llama/Llama-2-7b-hf")
+    assert "fp8" not in vllm and "sm89" in log.rejections["vllm fp8"].reason
     ada = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["l4"], model("meta-llama/Llama-2-7b-hf"), {}, RuleLog())
     assert any(q.label == "fp8" and q.compute == "fp8" for q in ada)
+
+
+def test_an_fp8_checkpoint_the_user_asks_for_runs_weight_only_on_ampere_in_later_vllm():
+    log = RuleLog()
+    v3 = quant_choices("vllm", engines()["vllm"], "0.6.6.post1", gpus()["a100-sxm4-80gb"], model("deepseek-ai/DeepSeek-V3"), {}, log)
+    assert [(q.label, q.compute) for q in v3] == [("fp8", "fp16")]
+    old = quant_choices("vllm", engines()["vllm"], "0.5.0", gpus()["a100-sxm4-80gb"], model("deepseek-ai/DeepSeek-V3"), {}, RuleLog())
+    assert old == []
 
 
 def test_quantization_methods_appear_only_from_the_release_that_added_them():
