@@ -5,6 +5,8 @@ services; wired in infrawiki/api_urls.py under /api/.
 """
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404
@@ -62,11 +64,12 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
     def list(self, request, *args, **kwargs):
         """A page of papers; the same page is served from the cache for API_LIST_CACHE_S seconds.
 
-        The page is the same for every caller (public data), so the key is the full URL. Only valid
+        The page is the same for every caller (public data), so the key is the full URL (hashed: any
+        length, a fixed-size key). Only valid
         requests reach the cache (bad filters raise first); throttles apply before either.
         """
         seconds = settings.API_LIST_CACHE_S
-        key = f"api:papers:{request.build_absolute_uri()}"
+        key = "api:papers:" + hashlib.sha256(request.build_absolute_uri().encode()).hexdigest()
         data = cache.get(key) if seconds else None
         if data is None:
             data = super().list(request, *args, **kwargs).data
