@@ -58,14 +58,6 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def weight_bytes_per_token(model: torch.nn.Module) -> int:
-    """Bytes of weights one decode step reads: everything except the embedding table (one row is gathered)."""
-    total = sum(p.numel() * p.element_size() for p in model.parameters())
-    embed = model.embed_tokens.weight
-    tied = model.lm_head.weight is embed
-    return total if tied else total - embed.numel() * embed.element_size()
-
-
 # -- this engine ---------------------------------------------------------------------------------------------
 
 def run_engine(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
@@ -180,12 +172,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="auto")
     p.add_argument("--random-7b", action="store_true", help="random weights with Qwen2.5-7B dimensions (for GPUs)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads for every run (default: torch's); 1 avoids OpenMP stalls on a busy machine")
     p.add_argument("--requests", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-num-batched-tokens", type=int, default=512)
     p.add_argument("--skip-anchors", action="store_true", help="only this engine (no transformers runs)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     config = Config(model=args.model, device=args.device, dtype=args.dtype, max_num_seqs=args.requests,
                     max_num_batched_tokens=args.max_num_batched_tokens, kv_cache_memory_gib=1.0, seed=args.seed)
@@ -203,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
     results["engine"] = run_engine(engine, reqs)
     bw = copy_bandwidth_gbs(args.device)
-    per_token = weight_bytes_per_token(engine.runner.model)
+    per_token = engine.runner.model.weight_bytes_per_token()
     decode = batch1_decode(engine, reqs[0].prompt[:32], 48)
     bound = bw * 1e9 / per_token
     results["batch1"] = {"decode_tok_s": decode, "copy_bandwidth_gb_s": bw, "weight_bytes_per_token": per_token,

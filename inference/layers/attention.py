@@ -63,14 +63,15 @@ class PagedAttention(torch.nn.Module):
             if chunk.context_len == chunk.length:  # nothing cached before: use this step's K/V directly
                 keys, values = k[rows], v[rows]
             else:
-                keys = self.k_cache[chunk.block_table].flatten(0, 1)[: chunk.context_len]
-                values = self.v_cache[chunk.block_table].flatten(0, 1)[: chunk.context_len]
+                keys = self.k_cache.index_select(0, chunk.block_table).flatten(0, 1)[: chunk.context_len]
+                values = self.v_cache.index_select(0, chunk.block_table).flatten(0, 1)[: chunk.context_len]
             mask = causal_mask(chunk.length, chunk.context_len, q.device)
             out[rows] = self._sdpa(q[rows].unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0), mask)[0]
         if meta.decode_rows is not None:
             b = meta.decode_rows.numel()
-            keys = self.k_cache[meta.decode_block_tables].view(b, -1, self.num_kv_heads, self.head_dim)
-            values = self.v_cache[meta.decode_block_tables].view(b, -1, self.num_kv_heads, self.head_dim)
+            tables = meta.decode_block_tables.flatten()
+            keys = self.k_cache.index_select(0, tables).view(b, -1, self.num_kv_heads, self.head_dim)
+            values = self.v_cache.index_select(0, tables).view(b, -1, self.num_kv_heads, self.head_dim)
             qd = q.index_select(0, meta.decode_rows).unsqueeze(1)
             out[meta.decode_rows] = self._sdpa(qd, keys, values, meta.decode_mask).squeeze(1)
         return out

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from inference.layers.attention import AttentionMetadata, PagedAttention
+from inference.layers.linear import Linear
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding
 
@@ -55,8 +56,8 @@ class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.qkv_proj = nn.Linear(cfg.hidden_size, cfg.q_size + 2 * cfg.kv_size, bias=cfg.attention_bias)
-        self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=False)
+        self.qkv_proj = Linear(cfg.hidden_size, cfg.q_size + 2 * cfg.kv_size, bias=cfg.attention_bias)
+        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=False)
         self.attn = PagedAttention(cfg.num_heads, cfg.num_kv_heads, cfg.head_dim)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, rotary: RotaryEmbedding,
@@ -75,8 +76,8 @@ class MLP(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.intermediate = cfg.intermediate_size
-        self.gate_up_proj = nn.Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up_proj = Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
+        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = self.gate_up_proj(x).split(self.intermediate, dim=-1)
@@ -105,7 +106,7 @@ class DecoderForCausalLM(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_position, cfg.rope_theta)
-        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.tie_weights()
 
     def tie_weights(self) -> None:
@@ -121,6 +122,22 @@ class DecoderForCausalLM(nn.Module):
             x = layer(x, positions, self.rotary, meta)
         x = self.norm(x.index_select(0, logits_rows))
         return self.lm_head(x)
+
+    def prepare_for_inference(self) -> None:
+        """Once, after loading: prepack the projections where the hardware has a faster layout (layers/linear.py).
+        A tied output head is untied first: the embedding keeps its plain rows, the head gets a packed copy."""
+        if self.cfg.tie_word_embeddings and self.lm_head.weight is self.embed_tokens.weight:
+            self.lm_head.weight = nn.Parameter(self.embed_tokens.weight.detach().clone(), requires_grad=False)
+        for module in self.modules():
+            if isinstance(module, Linear):
+                module.pack()
+
+    def weight_bytes_per_token(self) -> int:
+        """Bytes of weights one decode step reads: every projection and norm, not the embedding table."""
+        linear = sum(m.weight_bytes() for m in self.modules() if isinstance(m, Linear))
+        other = sum(p.numel() * p.element_size() for n, p in self.named_parameters()
+                    if "proj.weight" not in n and n not in ("lm_head.weight", "embed_tokens.weight"))
+        return linear + other
 
     def attention_layers(self) -> list[PagedAttention]:
         return [layer.self_attn.attn for layer in self.layers]
