@@ -76,9 +76,11 @@ class StepModel:
         per_op = 2 * (tp - 1) / tp * message / self.hw.link_bytes_s + self.eff.allreduce_latency_s
         return 2 * self.model.layers * per_op
 
-    def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float) -> float:
-        """One iteration: `prefill_tokens` new prompt tokens attending on average to `prefill_context`
-        earlier tokens, plus `decode_seqs` sequences whose caches hold `decode_context` tokens in total."""
+    def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float,
+                     prefill_seqs: int = 0) -> float:
+        """One iteration: `prefill_tokens` new prompt tokens (from `prefill_seqs` sequences) attending on
+        average to `prefill_context` earlier tokens, plus `decode_seqs` sequences whose caches hold
+        `decode_context` tokens in total. Per-sequence costs (metadata, sampling) apply to both kinds."""
         m, hw = self.model, self.hw
         tokens = prefill_tokens + decode_seqs
         if tokens == 0:
@@ -88,7 +90,7 @@ class StepModel:
         attn_flops = 4 * m.layers * m.heads * m.head_dim * (prefill_tokens * prefill_context + decode_context)
         flops = (2 * m.params_active * tokens + attn_flops) / hw.tp
         compute_s = flops / (hw.flops * self.eff.compute)
-        overhead = self.eff.step_overhead_s + self.eff.per_seq_overhead_s * decode_seqs
+        overhead = self.eff.step_overhead_s + self.eff.per_seq_overhead_s * (decode_seqs + prefill_seqs)
         # pipeline stages run one after another for a given batch; each hands its activations on
         handoff = (hw.pp - 1) * (tokens * m.hidden * 2 / hw.link_bytes_s + self.eff.allreduce_latency_s)
         return max(mem_s, compute_s) + self._allreduce_s(tokens) + handoff + overhead

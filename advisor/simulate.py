@@ -192,7 +192,8 @@ class Simulator:
         tokens = sum(t for _, t in chunks)
         prefill_ctx = sum((s.prefilled + t / 2) * t for s, t in chunks) / max(tokens, 1)
         decoders = len(self.decoding) if with_decode else 0
-        self.now += self.step.step_seconds(tokens, prefill_ctx, decoders, self.decode_ctx if with_decode else 0)
+        self.now += self.step.step_seconds(tokens, prefill_ctx, decoders, self.decode_ctx if with_decode else 0,
+                                           prefill_seqs=len(chunks))
         if with_decode:
             self.steps += 1
             self.decode_ctx += decoders
