@@ -28,12 +28,25 @@ def test_the_advisor_form_leads_to_a_result_with_its_chart(page, web_live):
     screenshot(page, "advisor-result-chart", full_page=False)
 
 
-def test_the_advisor_result_reads_on_a_phone(browser, live_server, web_live):
+PHONE_PAGES = ["/", "/papers/", "/papers/2309.06180/", "/search/?q=block+size", "/review/", "/parameters/chunk_size/",
+               "/entities/vllm/", "/advisor/",
+               "/advisor/result/?gpu=L4&gpu_count=1&model=meta-llama%2FLlama-3.1-8B-Instruct&concurrency=8"]
+
+
+def test_every_page_fits_a_phone_screen_without_sideways_scrolling(browser, live_server, web_live):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844},
                                   device_scale_factor=2, is_mobile=True)
     page = context.new_page()
-    page.goto("/advisor/result/?gpu=L4&gpu_count=1&model=meta-llama%2FLlama-3.1-8B-Instruct&concurrency=8")
-    width = page.evaluate("document.documentElement.scrollWidth")
+    too_wide = {}
+    for url in PHONE_PAGES:
+        page.goto(url)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > 390:
+            too_wide[url] = width
+    page.goto(PHONE_PAGES[-1])
     screenshot(page, "advisor-result-phone", full_page=False)
+    page.goto("/papers/2309.06180/")
+    page.locator("#facts-h").scroll_into_view_if_needed()
+    screenshot(page, "paper-facts-phone", full_page=False)
     context.close()
-    assert width <= 390, f"the page scrolls sideways on a phone ({width}px wide)"
+    assert not too_wide, f"pages that scroll sideways on a 390 px phone: {too_wide}"
