@@ -51,3 +51,9 @@ def test_without_an_abstract_marker_the_first_body_block_is_the_abstract(tmp_pat
     parsed = parse_pdf(build(tmp_path / "c.pdf", "Chunked Prefill", "We chunk long prompts.", headings, True))
     assert parsed.abstract.startswith("We chunk long prompts. Serving large language models")
     assert parsed.warnings == ["no abstract marker found; used the first body paragraph"]
+
+
+def test_table_detection_can_be_skipped_for_text_only_callers(corpus_pdfs: dict[str, Path]) -> None:
+    parsed = parse_pdf(corpus_pdfs["2309.06180"], detect_tables=False)
+    assert parsed.tables == [] and parsed.title.startswith("Efficient Memory Management")
+    assert any(c.label == "Table 1" for c in parsed.captions) and len(parsed.sections) >= 5
