@@ -58,8 +58,9 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
             out["enable_chunked_prefill"] = True
             out["max_num_batched_tokens"] = plan.batched_tokens
         out["enforce_eager"] = bool(req.flags.get("enforce_eager", False))
-    for key, value in req.flags.items():  # user-fixed flags are kept as given
-        out.setdefault(key, value)
+    for key, value in req.flags.items():  # other user-fixed flags are the engine's own: kept as given
+        if key not in values:
+            out.setdefault(key, value)
     return out
 
 

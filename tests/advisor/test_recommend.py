@@ -97,3 +97,12 @@ def test_vllm_releases_before_the_bench_cli_use_benchmark_serving():
 def test_evidence_still_comes_from_the_catalog_when_the_ontology_has_nothing():
     rec = recommend(LLAMA8B)["recommendations"][0]
     assert any("huggingface.co/meta-llama/Llama-3.1-8B-Instruct" in e["source"] for e in rec["evidence"])
+
+
+def test_fixed_flags_are_translated_to_each_engines_own_names():
+    out = recommend({**LLAMA8B, "gpu": "A100 80GB", "engine": "sglang", "cuda": "12.9",
+                     "flags": {"max_model_len": 8192, "gpu_memory_utilization": 0.8, "enable_torch_compile": True}})
+    rec = out["recommendations"][0]
+    assert rec["flags"]["context_length"] == 8192 and rec["flags"]["mem_fraction_static"] == 0.8
+    assert "max_model_len" not in rec["flags"] and rec["flags"]["enable_torch_compile"] is True
+    assert "--context-length 8192" in rec["command"] and "--enable-torch-compile" in rec["command"]
