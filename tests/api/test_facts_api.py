@@ -1,17 +1,10 @@
 """Facts, entities, parameters and search over the REST API; review actions for editors only."""
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from ontology.models import Fact
+from tests.frontend.data import token_client
 
 pytestmark = pytest.mark.django_db
-
-
-def as_user(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
 
 
 def test_facts_filter_by_kind_parameter_subject_paper_and_status(client, web):
@@ -32,7 +25,7 @@ def test_a_fact_comes_with_its_quote_page_and_revisions(client, web):
 
 
 def test_an_editor_verifies_rejects_and_edits_and_each_is_a_revision(web):
-    editor = as_user(web.users["editor"])
+    editor = token_client(web.users["editor"])
     fact = web.facts["gpu"]
     assert editor.post(f"/api/facts/{fact.id}/verify/", {"note": "p.8 says so"}, format="json").json()["status"] == "verified"
     assert editor.post(f"/api/facts/{fact.id}/reject/", {}, format="json").json()["status"] == "rejected"
@@ -45,7 +38,7 @@ def test_an_editor_verifies_rejects_and_edits_and_each_is_a_revision(web):
 
 def test_an_invalid_edit_is_a_400_naming_the_field_and_changes_nothing(web):
     fact = web.facts["block_size"]
-    response = as_user(web.users["editor"]).patch(f"/api/facts/{fact.id}/", {"value": "fast"}, format="json")
+    response = token_client(web.users["editor"]).patch(f"/api/facts/{fact.id}/", {"value": "fast"}, format="json")
     assert response.status_code == 400
     assert "value" in response.json()["detail"]
     assert Fact.objects.get(id=fact.id).value == "16"
@@ -53,7 +46,7 @@ def test_an_invalid_edit_is_a_400_naming_the_field_and_changes_nothing(web):
 
 @pytest.mark.parametrize("role", ["outsider", "owner"])
 def test_users_who_are_not_editors_cannot_review_or_edit(web, role):
-    client = as_user(web.users[role])
+    client = token_client(web.users[role])
     fact = web.facts["gpu"]
     for response in (client.post(f"/api/facts/{fact.id}/verify/"), client.post(f"/api/facts/{fact.id}/reject/"),
                      client.patch(f"/api/facts/{fact.id}/", {"value": "H100"}, format="json")):
@@ -69,7 +62,7 @@ def test_anonymous_callers_must_authenticate_to_review(client, web):
 
 
 def test_an_admin_can_review_without_being_in_the_editors_group(web):
-    response = as_user(web.users["admin"]).post(f"/api/facts/{web.facts['gpu'].id}/verify/")
+    response = token_client(web.users["admin"]).post(f"/api/facts/{web.facts['gpu'].id}/verify/")
     assert response.status_code == 200
 
 

@@ -5,14 +5,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from papers.models.digest import Subscription
+from tests.frontend.data import token_client
 
 pytestmark = pytest.mark.django_db
-
-
-def as_user(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
 
 
 def test_anonymous_callers_read_but_cannot_reach_a_subscription(web):
@@ -39,7 +34,7 @@ def test_a_token_is_issued_for_a_username_and_password(web):
 
 
 def test_the_owner_sees_and_changes_only_their_own_subscription(web):
-    owner = as_user(web.users["owner"])
+    owner = token_client(web.users["owner"])
     body = owner.get("/api/me/subscription/").json()
     assert body == {**body, "email": "owner@example.org", "status": "active", "topics": ["kv-cache"], "min_score": 5.0}
     changed = owner.patch("/api/me/subscription/", {"min_score": 7}, format="json").json()
@@ -48,7 +43,7 @@ def test_the_owner_sees_and_changes_only_their_own_subscription(web):
 
 
 def test_an_outsider_has_no_subscription_and_cannot_touch_the_owners(web):
-    outsider = as_user(web.users["outsider"])
+    outsider = token_client(web.users["outsider"])
     response = outsider.get("/api/me/subscription/")
     assert response.status_code == 404
     assert "POST here to subscribe" in response.json()["detail"]
@@ -57,7 +52,7 @@ def test_an_outsider_has_no_subscription_and_cannot_touch_the_owners(web):
 
 
 def test_subscribing_over_the_api_is_pending_until_the_emailed_link_is_opened(web):
-    outsider = as_user(web.users["outsider"])
+    outsider = token_client(web.users["outsider"])
     response = outsider.post("/api/me/subscription/", {"topics": ["scheduling"], "min_score": 6}, format="json")
     assert response.status_code == 201
     assert response.json()["status"] == "pending"
@@ -65,7 +60,7 @@ def test_subscribing_over_the_api_is_pending_until_the_emailed_link_is_opened(we
 
 
 def test_an_unknown_topic_is_a_400_that_names_the_choices(web):
-    response = as_user(web.users["outsider"]).post("/api/me/subscription/", {"topics": ["cooking"]}, format="json")
+    response = token_client(web.users["outsider"]).post("/api/me/subscription/", {"topics": ["cooking"]}, format="json")
     assert response.status_code == 400
     assert "cooking" in str(response.json()["detail"]) and "kv-cache" in str(response.json()["detail"])
 

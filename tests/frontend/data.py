@@ -26,6 +26,16 @@ def password(name: str) -> str:
     return f"{name}-pw-2026"
 
 
+def token_client(user: User):
+    """An API client that authenticates as `user` with a token, as tools do."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
 @dataclass
 class WebData:
     users: dict[str, User]
