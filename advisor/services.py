@@ -33,6 +33,20 @@ def _prerank_key(req: Request, opt: Option) -> tuple:
             ENGINE_ORDER.index(opt.engine))
 
 
+def _shortlist(req: Request, options: list[Option]) -> list[Option]:
+    """The options worth simulating: the best by the cheap pre-ranking and, when an SLA is set, the best
+    option of every parallel layout too (a larger tensor-parallel group may be what meets it)."""
+    ranked = sorted(options, key=lambda o: _prerank_key(req, o))
+    chosen = ranked[:SHORTLIST]
+    if req.sla.is_set():
+        seen = {(o.tp, o.pp) for o in chosen}
+        for opt in ranked[SHORTLIST:]:
+            if (opt.tp, opt.pp) not in seen:
+                seen.add((opt.tp, opt.pp))
+                chosen.append(opt)
+    return chosen
+
+
 def _precision_cost(opt: Option) -> float:
     """Precision given up: weight quantization tier, plus half a tier for an FP8 KV cache."""
     return opt.quant.tier + (0.5 if opt.kv_dtype else 0.0)
@@ -132,7 +146,7 @@ def recommend(raw: dict[str, Any]) -> dict[str, Any]:
     """Answer one advisor request; raises AdvisorInputError for input a person must fix."""
     req = parse_request(raw)
     plan = enumerate_options(req)
-    shortlist = sorted(plan.options, key=lambda o: _prerank_key(req, o))[:SHORTLIST]
+    shortlist = _shortlist(req, plan.options)
     ranked = sorted(((o, estimate(req, o)) for o in shortlist), key=lambda pair: _rank_key(req, *pair))
     chosen = _distinct(ranked)
     literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []

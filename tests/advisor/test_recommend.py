@@ -106,3 +106,13 @@ def test_fixed_flags_are_translated_to_each_engines_own_names():
     assert rec["flags"]["context_length"] == 8192 and rec["flags"]["mem_fraction_static"] == 0.8
     assert "max_model_len" not in rec["flags"] and rec["flags"]["enable_torch_compile"] is True
     assert "--context-length 8192" in rec["command"] and "--enable-torch-compile" in rec["command"]
+
+
+def test_a_tight_latency_sla_buys_tensor_parallelism_a_loose_one_buys_replicas():
+    base = {"gpu": "A100-SXM4-40GB", "gpu_count": 4, "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm",
+            "cuda": "12.8", "workload": {"prompt_tokens": 2048, "output_tokens": 128, "concurrency": 4}}
+    loose = recommend(base)["recommendations"][0]
+    tight = recommend({**base, "sla": {"p95_tpot_ms": 8}})["recommendations"][0]
+    assert loose["tensor_parallel_size"] == 1 and loose["replicas"] == 4
+    assert tight["tensor_parallel_size"] > 1 and tight["meets_sla"]
+    assert tight["estimates"]["tpot_p95_ms"] < loose["estimates"]["tpot_p95_ms"]
