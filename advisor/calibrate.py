@@ -144,7 +144,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller workloads (for a busy machine)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads for the engine and the measurements (1 is steadiest on a shared machine)")
     args = parser.parse_args(argv)
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(args.threads)
     from inference import LLM, SamplingParams  # noqa: PLC0415 - the engine is only needed here
 
     llm = LLM(max_num_seqs=16, max_num_batched_tokens=256)
