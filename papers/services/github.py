@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -140,4 +141,5 @@ def _record_failure(repo: CodeRepo, reason: str) -> None:
 
 def repos_to_sync() -> list[str]:
     """Every known repository, least recently fetched first."""
-    return list(CodeRepo.objects.order_by("fetched_at", "full_name").values_list("full_name", flat=True))
+    order = (F("fetched_at").asc(nulls_first=True), "full_name")  # never fetched comes first
+    return list(CodeRepo.objects.order_by(*order).values_list("full_name", flat=True))

@@ -139,3 +139,17 @@ def test_a_403_without_a_rate_limit_is_a_permanent_access_error(github_replay) -
     report = sync_repo(REPO)
     assert "GitHub 403" in report.error and "access denied" in report.error
     assert "Resource not accessible" in CodeRepo.objects.get(full_name=REPO).failure_reason
+
+
+def test_the_nightly_task_queues_every_known_repo_least_recently_fetched_first(memory_broker) -> None:
+    from django.utils import timezone
+
+    from papers.tasks import crawl_github_task
+
+    CodeRepo.objects.create(full_name="a/fresh", fetched_at=timezone.now())
+    CodeRepo.objects.create(full_name="b/never")
+    assert crawl_github_task.apply().result == 2
+    with memory_broker.connection_for_write() as conn:
+        queue = conn.SimpleQueue("crawl")
+        queued = [queue.get(timeout=2) for _ in range(2)]
+    assert [m.headers["argsrepr"] for m in queued] == ["('b/never',)", "('a/fresh',)"]
