@@ -58,7 +58,7 @@ def _model_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reviewed(fact: Fact) -> bool:
-    return fact.status in REVIEWED or fact.revisions.filter(user__isnull=False).exists()
+    return fact.status in REVIEWED or any(revision.user_id for revision in fact.revisions.all())
 
 
 @transaction.atomic
@@ -156,7 +156,7 @@ def edit_fact(fact: Fact, user, changes: dict[str, Any], note: str = "") -> Fact
     return fact
 
 
-def record_rejected_outputs(paper, rejected: list[tuple[str, str]], extractor: str = "llm") -> int:
+def record_rejected_outputs(paper, rejected: list[tuple[str, str]], extractor: str = "extract") -> int:
     """Log model output that failed parsing or validation (never stored as facts)."""
     RejectedOutput.objects.bulk_create(
         [RejectedOutput(paper=paper, extractor=extractor, raw=raw[:20000], error=error[:2000]) for raw, error in rejected]

@@ -48,7 +48,7 @@ def validated(facts: list[dict], rejected: list[tuple[str, str]]) -> list[dict]:
         try:
             model = validate_fact(fact)
         except FactValidationError as exc:
-            rejected.append((repr(fact)[:2000], str(exc)))
+            rejected.append((repr(fact)[:2000], f"{fact.get('extractor', '?')} output: {exc}"))
             continue
         good.append(model.model_dump(exclude_none=False))
     return good

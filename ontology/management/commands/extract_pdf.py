@@ -39,7 +39,11 @@ class Command(BaseCommand):
                 llm = default_llm_extractor()
             except LlmUnavailable as exc:
                 self.stderr.write(f"LLM extractor skipped: {exc}")
-        result = extract_document(document, llm=llm)
+        try:
+            result = extract_document(document, llm=llm)
+        except LlmUnavailable as exc:  # the server went away mid-paper: report rule facts rather than nothing
+            self.stderr.write(f"LLM extractor failed, rule extractors only: {exc}")
+            result = extract_document(document, llm=None)
         arxiv_id = document.arxiv_id or _arxiv_id_from_name(pdf.name)
         payload = {
             "paper": {"title": document.title, "arxiv_id": arxiv_id, "subject": result.subject,
