@@ -10,7 +10,7 @@ from pathlib import Path
 
 import arxiv
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from papers.clients.arxiv import ArxivError, make_client, read_atom_file, search_pages
 from papers.links import github_repos, split_version
@@ -83,7 +83,11 @@ def upsert_result(result: arxiv.Result) -> str:
             return "unchanged"
         outcome = "new" if paper is None else "updated"
         if paper is None:
-            paper = Paper.objects.create(arxiv_id=arxiv_id, **fields)
+            try:
+                with transaction.atomic():  # a savepoint: another worker may insert the same id first
+                    paper = Paper.objects.create(arxiv_id=arxiv_id, **fields)
+            except IntegrityError:
+                return "unchanged"
         else:
             old_version = paper.version
             if old_version >= 1:  # a new version has a new PDF: the pipeline starts again for it
