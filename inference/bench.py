@@ -158,11 +158,14 @@ def random_7b(dtype: torch.dtype, device: str) -> tuple[LoadedModel, Any]:
 
 
 def hf_from_gguf(model: str | None, dtype: torch.dtype, device: str) -> Any:
-    from transformers import AutoModelForCausalLM
+    """transformers on the same weights in the same dtype: GGUF unpacked to a dense model, like this engine does."""
+    from transformers import AutoModelForCausalLM, GgufConfig
 
     path = resolve_model_path(model)
     if path.is_file():
-        return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype).to(device).eval()
+        return AutoModelForCausalLM.from_pretrained(
+            path.parent, gguf_file=path.name, dtype=dtype, quantization_config=GgufConfig(dequantize=True)
+        ).to(device).eval()
     return AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
 
 
@@ -196,8 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
                                "threads": torch.get_num_threads(), "requests": len(reqs),
                                "useful_output_tokens": sum(r.output_len for r in reqs)}
+    say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
+    say(f"model {loaded.name} on {args.device} ({results['dtype']}, {results['threads']} threads): {len(reqs)} requests, "
+        f"{results['useful_output_tokens']} useful output tokens")
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
     results["engine"] = run_engine(engine, reqs)
+    say(f"  this engine: {results['engine']['tok_s']:.1f} tok/s")
     bw = copy_bandwidth_gbs(args.device)
     per_token = engine.runner.model.weight_bytes_per_token()
     decode = batch1_decode(engine, reqs[0].prompt[:32], 48)
@@ -208,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         hf = hf or hf_from_gguf(args.model, dtype, args.device)
         pad = loaded.config.eos_token_ids[0] if loaded.config.eos_token_ids else 0
         results["hf_static_batch"] = hf_static_batch(hf, reqs, args.device, pad)
+        say(f"  transformers static batch: {results['hf_static_batch']['tok_s']:.1f} tok/s")
         results["hf_one_at_a_time"] = hf_one_at_a_time(hf, reqs, args.device, pad)
         if not args.random_7b:
             results["llama_cpp_one_at_a_time"] = llama_cpp_one_at_a_time(str(resolve_model_path(args.model)), reqs)
@@ -220,8 +228,7 @@ def report(r: dict[str, Any], as_json: bool) -> None:
         print(json.dumps(r, indent=2))
         return
     e, b = r["engine"], r["batch1"]
-    print(f"model {r['model']} on {r['device']} ({r['dtype']}, {r['threads']} threads): {r['requests']} requests, "
-          f"{r['useful_output_tokens']} useful output tokens")
+    print("summary")
     print(f"  this engine                  {e['tok_s']:8.1f} tok/s  ({e['seconds']:.1f} s, {e['preemptions']} preemptions)")
     for key, label in (("hf_static_batch", "transformers static batch"), ("hf_one_at_a_time", "transformers one at a time"),
                        ("llama_cpp_one_at_a_time", "llama.cpp one at a time")):

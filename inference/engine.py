@@ -6,6 +6,7 @@ requests through a queue (server.py), so concurrent requests share every forward
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass
@@ -78,14 +79,17 @@ class LLMEngine:
         self.block_manager = BlockManager(self.runner.num_blocks, config.block_size, config.enable_prefix_caching)
         self.scheduler = Scheduler(self.block_manager, config.max_num_seqs, config.max_num_batched_tokens)
         self.stats = EngineStats()
-        self._stop_hold = 0
+        # HTTP threads tokenize while the loop thread detokenizes; HF fast tokenizers are not safe to share
+        # across threads without this (their Rust side can raise "Already borrowed").
+        self.tokenizer_lock = threading.Lock()
 
     # -- requests ------------------------------------------------------------------------------------
     def tokenize(self, prompt: str | list[int]) -> list[int]:
         if isinstance(prompt, str):
             if self.tokenizer is None:
                 raise ValueError("this model has no tokenizer; pass prompts as lists of token ids")
-            return self.tokenizer.encode(prompt, add_special_tokens=True)
+            with self.tokenizer_lock:
+                return self.tokenizer.encode(prompt, add_special_tokens=True)
         if not all(isinstance(t, int) and 0 <= t < self.model_config.vocab_size for t in prompt):
             raise ValueError(f"token ids must be integers in [0, {self.model_config.vocab_size})")
         return list(prompt)
@@ -94,7 +98,8 @@ class LLMEngine:
         """Token ids of `messages` rendered with the model's own chat template, ready for the assistant turn."""
         if self.tokenizer is None or not getattr(self.tokenizer, "chat_template", None):
             raise ValueError("this model has no chat template; use /v1/completions with a plain prompt")
-        ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        with self.tokenizer_lock:
+            ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
         return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
     def add_request(self, prompt: str | list[int], params: SamplingParams) -> Sequence:
@@ -153,24 +158,35 @@ class LLMEngine:
         elif seq.num_completion_tokens >= p.max_tokens or seq.num_tokens >= self.config.max_model_len:
             reason = "length"
         old_text = seq.text
-        ids = seq.completion_token_ids
-        if is_stop_token:
-            ids = ids[:-1]
-        text = self._decode(ids)
+        if not is_stop_token:
+            self._detokenize(seq, flush=reason is not None)
+        elif seq.read_offset < seq.num_completion_tokens - 1:
+            self._detokenize(seq, flush=True, upto=seq.num_completion_tokens - 1)
         if p.stop:
+            text = seq.text
             cut = min((i for i in (text.find(s, max(0, len(old_text) - len(s))) for s in p.stop) if i >= 0), default=-1)
             if cut >= 0:
-                text, reason = text[:cut], "stop"
-        seq.text = text
+                seq.text, reason = text[:cut], "stop"
         if reason is not None:
             seq.finish_time = now
             self.scheduler.finish(seq, reason)
         return StepEvent(seq, token, self._visible_delta(seq, old_text), reason is not None)
 
-    def _decode(self, ids: list[int]) -> str:
+    def _detokenize(self, seq: Sequence, flush: bool, upto: int | None = None) -> None:
+        """Extend seq.text by the newest tokens, decoding only a short window (not the whole completion).
+
+        The window starts a few tokens back (prefix_offset) so byte-level BPE pieces merge into the
+        same characters a full decode gives; text waits while it ends in a partial UTF-8 character.
+        """
         if self.tokenizer is None:
-            return ""
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+            return
+        ids = seq.completion_token_ids[:upto]
+        with self.tokenizer_lock:
+            before = self.tokenizer.decode(ids[seq.prefix_offset : seq.read_offset], skip_special_tokens=True)
+            after = self.tokenizer.decode(ids[seq.prefix_offset :], skip_special_tokens=True)
+        if len(after) > len(before) and (flush or not after.endswith("\ufffd")):
+            seq.text += after[len(before) :]
+            seq.prefix_offset, seq.read_offset = seq.read_offset, len(ids)
 
     def _visible_delta(self, seq: Sequence, old_text: str) -> str:
         """New text safe to stream: hold back a trailing partial UTF-8 char and a possible stop-string prefix."""
@@ -180,9 +196,8 @@ class LLMEngine:
                 return ""
             hold = max((len(s) - 1 for s in seq.params.stop), default=0)
             text = text[: len(text) - hold] if hold else text
-        shown = getattr(seq, "shown_chars", 0)
-        delta = text[shown:] if len(text) > shown else ""
-        seq.shown_chars = shown + len(delta)
+        delta = text[seq.shown_chars :] if len(text) > seq.shown_chars else ""
+        seq.shown_chars += len(delta)
         return delta
 
     def _record_kv_usage(self) -> None:

@@ -44,6 +44,9 @@ class Sequence:
         self.num_preemptions = 0
         self.finish_reason: str | None = None
         self.text = ""
+        self.prefix_offset = 0  # incremental detokenization window over the completion (engine._detokenize)
+        self.read_offset = 0
+        self.shown_chars = 0  # characters of text already streamed
         self.arrival_time = time.perf_counter()
         self.first_token_time: float | None = None
         self.finish_time: float | None = None

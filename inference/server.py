@@ -212,16 +212,26 @@ def parse_sampling(body: dict[str, Any], default_max_tokens: int) -> SamplingPar
         raise RequestError(str(exc), field_name if field_name in SamplingParams.__dataclass_fields__ else None) from exc
 
 
+def parse_messages(messages: Any) -> list[dict[str, str]]:
+    """OpenAI chat messages -> [{role, content}] with string content (text parts of a content list are joined)."""
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("'messages' must be a non-empty list of {role, content} objects", "messages")
+    out = []
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list):
+            parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+            content = "".join(p for p in parts if isinstance(p, str)) if len(parts) == len(content) else None
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(content, str):
+            raise RequestError("each message needs a string 'role' and a text 'content'", "messages")
+        out.append({"role": m["role"], "content": content})
+    return out
+
+
 def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool) -> list[int]:
     try:
         if chat:
-            messages = body.get("messages")
-            if not isinstance(messages, list) or not messages or not all(
-                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-                for m in messages
-            ):
-                raise RequestError("'messages' must be a non-empty list of {role, content} objects", "messages")
-            return engine.chat_prompt(messages)
+            return engine.chat_prompt(parse_messages(body.get("messages")))
         prompt = body.get("prompt")
         if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
             prompt = prompt[0]

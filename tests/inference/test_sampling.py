@@ -88,3 +88,10 @@ def test_all_blocks_are_free_when_every_request_has_ended(tiny_chat_llm):
     tiny_chat_llm.generate(["a", "bb", "ccc"] * 3, SamplingParams(max_tokens=7, temperature=0.8, ignore_eos=True))
     assert tiny_chat_llm.engine.block_manager.num_used_blocks == 0
     tiny_chat_llm.engine.block_manager.check_invariants([])
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_incremental_text_equals_decoding_all_tokens_at_once(tiny_chat_llm, default_tokenizer, seed):
+    """Random tokens from a 150k byte-level vocabulary split UTF-8 characters; the streamed text must still agree."""
+    out = tiny_chat_llm.generate(["x"], SamplingParams(max_tokens=40, temperature=2.0, seed=seed, ignore_eos=True))[0]
+    assert out.text == default_tokenizer.decode(out.token_ids, skip_special_tokens=True)

@@ -72,6 +72,14 @@ def test_chat_completion_with_response_format_json_schema_returns_valid_json(ser
     assert reply["usage"]["completion_tokens"] > 0
 
 
+def test_chat_content_given_as_text_parts_is_accepted(server):
+    _, base = server
+    body = {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
+            "max_tokens": 2, "temperature": 0}
+    r = requests.post(f"{base}/v1/chat/completions", json=body, timeout=60)
+    assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] >= 1
+
+
 def test_streamed_completion_concatenates_to_the_non_streamed_text(server):
     _, base = server
     body = {"prompt": "The KV cache", "max_tokens": 12, "temperature": 0, "ignore_eos": True}
@@ -100,6 +108,7 @@ def test_streamed_chat_sends_role_then_content_deltas(server):
 @pytest.mark.parametrize("path,body,param", [
     ("/v1/chat/completions", {"messages": []}, "messages"),
     ("/v1/chat/completions", {"messages": [{"role": "user"}]}, "messages"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages"),
     ("/v1/completions", {"prompt": "x", "max_tokens": -3}, "max_tokens"),
     ("/v1/completions", {"prompt": "x", "temperature": "hot"}, "temperature"),
     ("/v1/completions", {"prompt": ""}, "prompt"),
