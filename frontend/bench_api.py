@@ -6,7 +6,8 @@ every list page is full), starts gunicorn on a free loopback port, and drives it
 HTTP client at 16 concurrent clients for a fixed time per endpoint:
 
 - GET /health            — the anchor: one trivial query, the floor any endpoint pays
-- GET /api/papers/       — target >= 150 req/s, p99 < 250 ms, no errors
+- GET /api/papers/       — target >= 150 req/s, p99 < 250 ms, no errors (pages are cached API_LIST_CACHE_S)
+- GET /api/papers/?miss=N — every request a cache miss: the database path, for comparison
 - POST /api/advisor/recommend
 
 It prints one table (req/s, p50/p95/p99 ms, errors, ratio to the anchor) and writes the figures to
@@ -84,13 +85,16 @@ def _raw(method: str, path: str, body: dict | None) -> bytes:
 
 async def _drive(port: int, name: str, method: str, path: str, body: dict | None,
                  clients: int, seconds: float) -> Result:
-    raw = _raw(method, path, body)
+    # "{n}" in a path becomes a fresh number per request (a cache miss every time).
+    fixed = _raw(method, path, body) if "{n}" not in path else None
+    counter = iter(range(10**9))
     latencies: list[float] = []
     errors: list[str] = []
     deadline = time.perf_counter() + seconds
 
     async def client() -> None:
         while time.perf_counter() < deadline:
+            raw = fixed or _raw(method, path.format(n=next(counter)), body)
             start = time.perf_counter()
             try:
                 status, payload = await asyncio.wait_for(_request(port, raw), timeout=60)
@@ -208,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = [("GET /health (anchor)", "GET", "/health", None),
                 ("GET /api/papers/", "GET", "/api/papers/", None),
+                ("GET /api/papers/ (cache miss)", "GET", "/api/papers/?miss={n}", None),
                 ("POST /api/advisor/recommend", "POST", "/api/advisor/recommend", ADVISOR_BODY)]
         results = []
         for name, method, path, body in plan:
