@@ -37,7 +37,8 @@ def browser():
 @pytest.fixture
 def page(browser, live_server) -> Iterator:
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15000)
+    # Generous: first use of the embedding model (search, advisor evidence) loads it, on a busy 2-core box.
+    context.set_default_timeout(60000)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

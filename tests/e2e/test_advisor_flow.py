@@ -6,7 +6,7 @@ from tests.e2e.conftest import screenshot
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
-def test_the_advisor_form_leads_to_a_result_with_its_chart(page, web_live):
+def test_the_advisor_form_leads_to_a_result_with_its_chart(page, live_server, web_live):
     page.goto("/advisor/")
     page.get_by_label("GPU", exact=True).fill("A100-SXM4-40GB")
     page.get_by_label("CUDA version the driver supports").fill("12.1")
@@ -22,7 +22,11 @@ def test_the_advisor_form_leads_to_a_result_with_its_chart(page, web_live):
     segments = page.locator("rect.mem-segment")
     assert segments.count() >= 2
     assert float(segments.first.get_attribute("width")) > 0
-    assert page.locator("pre.command").first.inner_text().strip()
+    command = page.locator("pre.command").first.inner_text().strip()
+    assert command
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    page.get_by_role("button", name="Copy the command").first.click()
+    assert page.evaluate("navigator.clipboard.readText()") == command
     screenshot(page, "advisor-result", full_page=False)
     page.locator("figure.chart").first.scroll_into_view_if_needed()
     screenshot(page, "advisor-result-chart", full_page=False)
