@@ -97,7 +97,7 @@ def _size(req: Request, eid: str, eng: dict[str, Any], quant: QuantChoice, kv: s
     return plan_memory(
         req.model, req.gpu, bits=bits, method=quant.method, kv_bytes=KV_BYTES.get(kv, 1.0), tp=tp, pp=pp,
         utilization=_utilization(eng, req.flags), wanted_len=wanted, required_len=required, fixed_len=fixed,
-        max_num_seqs=seqs, batched_tokens=batched)
+        max_num_seqs=seqs, batched_tokens=batched, fraction_of_free="kv_cache_free_gpu_memory_fraction" in eng.get("defaults", {}))
 
 
 def _engine_options(req: Request, eid: str, plan: Plan) -> None:

@@ -80,15 +80,20 @@ def _round_len(tokens: int) -> int:
 def plan_memory(
     model: ModelSpec, gpu: Gpu, *, bits: float, method: str | None, kv_bytes: float, tp: int, pp: int,
     utilization: float, wanted_len: int, required_len: int, fixed_len: int | None, max_num_seqs: int,
-    batched_tokens: int | None,
+    batched_tokens: int | None, fraction_of_free: bool = False,
 ) -> MemoryPlan:
-    """Size one configuration; `batched_tokens=None` means no chunked prefill (the batch is a whole prompt)."""
-    budget = gpu.usable_gib * utilization * GIB
+    """Size one configuration; `batched_tokens=None` means no chunked prefill (the batch is a whole prompt).
+
+    `fraction_of_free`: the engine's memory fraction applies to what is free after the weights
+    (TensorRT-LLM's kv_cache_free_gpu_memory_fraction) rather than to the whole GPU (vLLM, SGLang)."""
     weights = weight_bytes(model, bits, method) / (tp * pp)
     per_token = kv_bytes_per_token(model, kv_bytes, tp, pp)
     target_len = fixed_len or wanted_len
     tokens_for_batch = batched_tokens or max(target_len, 2048)
     activations = activation_bytes(model, tokens_for_batch, max_num_seqs, tp)
+    fixed = weights + activations + NON_TORCH_GIB * GIB
+    usable = gpu.usable_gib * GIB
+    budget = fixed + max(0.0, usable - fixed) * utilization if fraction_of_free else usable * utilization
     kv_room = budget - weights - activations - NON_TORCH_GIB * GIB
     kv_tokens = max(0, int(kv_room // per_token) // BLOCK_TOKENS * BLOCK_TOKENS) if kv_room > 0 else 0
 
@@ -99,7 +104,7 @@ def plan_memory(
             kv_tokens=kv_tokens, max_model_len=length, max_num_seqs=seqs, batched_tokens=tokens_for_batch,
             gpu_memory_utilization=utilization)
 
-    if weights + activations + NON_TORCH_GIB * GIB > budget:
+    if fixed > budget or fixed > usable:
         return result(False, (
             f"weights {weights / GIB:.2f} GiB + activations {activations / GIB:.2f} GiB per GPU exceed "
             f"{utilization:g} x {gpu.usable_gib:.2f} GiB on {gpu.name}"), 0, 0)

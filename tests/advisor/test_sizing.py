@@ -80,3 +80,12 @@ def test_without_chunked_prefill_the_profiling_batch_grows_with_the_context():
     assert whole.activation_gib > chunked.activation_gib
     # calibration point: ~1.19 GiB activation peak for Llama-3.1-8B profiling ~8k tokens on an A100-80GB
     assert whole.activation_gib == pytest.approx(1.19, abs=0.25)
+
+
+def test_a_fraction_of_free_memory_leaves_more_kv_than_the_same_fraction_of_the_gpu():
+    whole = _plan("meta-llama/Llama-3.1-8B-Instruct", "a100-sxm4-40gb")
+    free = _plan("meta-llama/Llama-3.1-8B-Instruct", "a100-sxm4-40gb", fraction_of_free=True)
+    assert free.kv_cache_gib > whole.kv_cache_gib
+    # TensorRT-LLM: 90% of what the weights and activations leave
+    leftover = 39.39 - free.weights_gib - free.activation_gib - 0.2
+    assert free.kv_cache_gib == pytest.approx(0.9 * leftover, rel=0.01)
