@@ -86,7 +86,8 @@ def save_parsed(paper: Paper, parsed: ParsedPdf, sha: str, path: Path) -> None:
             for i, t in enumerate(parsed.tables)
         ])
         extra = {"abstract": parsed.abstract} if parsed.abstract and not paper.abstract else {}
-        if parsed.title and (not paper.title or paper.title.startswith("(untitled")):
+        # Version 0 is a seed entry whose title came from a curated list; the PDF itself says better.
+        if parsed.title and (paper.version == 0 or not paper.title or paper.title.startswith("(untitled")):
             extra["title"] = parsed.title
         advance_paper(paper, Paper.Status.PARSED, "parse",
                       f"{len(parsed.sections)} sections, {len(parsed.tables)} tables, {parsed.page_count} pages",

@@ -95,3 +95,13 @@ def test_a_bad_file_fails_the_command_and_leaves_stored_papers_alone(small_pdf, 
     assert Paper.objects.get(pk=paper.pk).status == Paper.Status.PARSED
     with pytest.raises(CommandError, match="does not exist"):
         call_command("ingest_pdf", str(tmp_path / "missing.pdf"))
+
+
+@pytest.mark.django_db
+def test_a_seed_papers_list_title_gives_way_to_the_pdfs_title(corpus_pdfs, data_dir) -> None:
+    Paper.objects.create(arxiv_id="2404.02015", version=0, title="MuxServe: Flexible Multiplexing for Efficient "
+                                                                 "Multiple LLM Serving")
+    paper = ingest_pdf(corpus_pdfs["2404.02015"])
+    assert paper.title == "MuxServe: Flexible Spatial-Temporal Multiplexing for Multiple LLM Serving"
+    crawled = Paper.objects.create(arxiv_id="2401.99999", version=2, title="arXiv title")
+    assert ingest_pdf(corpus_pdfs[SMALL_PDF], arxiv_id=crawled.arxiv_id).title == "arXiv title"
