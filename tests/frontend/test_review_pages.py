@@ -40,7 +40,9 @@ def test_an_editor_rejects_a_fact_and_it_leaves_the_paper_page(client, web):
 def test_an_outsider_cannot_verify_and_nothing_changes(client, web):
     login(client, web, "outsider")
     fact = web.facts["gpu"]
-    assert client.post(f"/facts/{fact.id}/verify/").status_code == 403
+    response = client.post(f"/facts/{fact.id}/verify/")
+    assert response.status_code == 403
+    assert "Only editors can review facts." in response.content.decode()
     assert Fact.objects.get(id=fact.id).status == "extracted"
 
 
