@@ -253,6 +253,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PaperStatusEnum": "papers.models.paper.Paper.Status",
         "FactStatusEnum": "ontology.models.Fact.Status",
+        "FactKindEnum": "ontology.models.FactKind",
+        "EntityKindEnum": "ontology.models.EntityKind",
     },
 }
 
