@@ -47,3 +47,10 @@ def test_an_unknown_paper_is_a_friendly_404_page(client, web):
 def test_the_paper_list_page_costs_the_same_queries_for_any_number_of_rows(client, web, django_assert_num_queries):
     with django_assert_num_queries(2):  # count + one page
         client.get("/papers/")
+
+
+@pytest.mark.parametrize("url", ["/", "/papers/", "/review/", "/parameters/", "/advisor/", "/search/", "/login/"])
+def test_every_page_renders_on_an_empty_database(client, db, url):
+    response = client.get(url)
+    assert response.status_code == 200
+    assert "<main" in response.content.decode()
