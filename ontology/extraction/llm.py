@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 import requests
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ontology.extraction.tradeoffs import TradeOffCandidate
 from ontology.vocabulary import parameter_specs
@@ -38,6 +38,15 @@ class LlmAnswer(BaseModel):
     parameter: str = Field(min_length=2, max_length=60, pattern=r"^[a-z][a-z0-9_]*$")
     improves: str = Field(min_length=2, max_length=120)
     worsens: str = Field(min_length=2, max_length=120)
+
+    @model_validator(mode="after")
+    def _names_two_different_metrics(self) -> LlmAnswer:
+        improves, worsens = self.improves.strip().lower(), self.worsens.strip().lower()
+        if improves == worsens:
+            raise ValueError("improves and worsens name the same thing")
+        if self.parameter in {improves.replace(" ", "_"), worsens.replace(" ", "_")}:
+            raise ValueError("improves/worsens repeat the parameter instead of naming a metric")
+        return self
 
 
 def knob_names() -> list[str]:

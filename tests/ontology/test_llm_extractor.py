@@ -82,6 +82,8 @@ def test_parse_answer_names_the_broken_field():
         parse_answer('{"is_trade_off": true, "parameter": "Block Size", "improves": "a b", "worsens": "c d"}')
     with pytest.raises(ValueError, match="not valid JSON"):
         parse_answer("{'single': 'quotes'}")
+    with pytest.raises(ValueError, match="repeat the parameter"):
+        parse_answer('{"is_trade_off": true, "parameter": "block_size", "improves": "block size", "worsens": "memory"}')
 
 
 def test_an_unreachable_server_raises_llm_unavailable():
