@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import render
+from advisor.catalog import engines
 from advisor.estimate import Estimate, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
 from advisor.planner import ENGINE_ORDER, Option, Plan, enumerate_options
 from advisor.validation import AdvisorInputError, Request, parse_request
+from advisor.versions import at_least
 
 __all__ = ["AdvisorInputError", "recommend"]
 
@@ -133,6 +135,13 @@ def _rejected(plan: Plan) -> list[dict[str, str]]:
 
 def _nothing_fits_actions(req: Request, plan: Plan) -> list[str]:
     actions = []
+    able = [eng["name"] for eid, eng in engines().items()
+            if at_least(req.gpu.compute_capability, eng["min_compute_capability"]) and eid != req.engine]
+    if req.engine and req.engine in plan.log.rejections and able:
+        actions.append(f"engines that support {req.gpu.name} (sm{req.gpu.compute_capability.replace('.', '')}): {', '.join(able)}")
+    if req.model.quantization and req.model.base_id:
+        actions.append(f"serve the base model {req.model.base_id} instead of this {req.model.quantization} checkpoint "
+                       f"(other engines, or llama.cpp after GGUF conversion, can run it)")
     if plan.misses:
         actions.append(f"add GPUs (more than {req.gpu_count} x {req.gpu.name}), use a larger-memory GPU, "
                        f"or choose a smaller or pre-quantized model")

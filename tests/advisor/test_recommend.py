@@ -46,6 +46,13 @@ def test_an_engine_that_cannot_run_on_the_gpu_is_rejected_with_its_source():
     out = recommend({"gpu": "Tesla P100-PCIE-16GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm"})
     assert out["feasible"] is False
     assert any(r["option"] == "vllm" and "compute capability" in r["reason"] for r in out["rejected"])
+    assert any("llama.cpp" in a for a in out["actions"])
+
+
+def test_a_quantized_checkpoint_no_engine_can_load_here_points_to_its_base_model():
+    out = recommend({"gpu": "Tesla V100-SXM2-32GB", "model": "TheBloke/Llama-2-7B-Chat-AWQ"})
+    assert out["feasible"] is False
+    assert any("meta-llama/Llama-2-7b-hf" in a for a in out["actions"])
 
 
 def test_user_fixed_flags_are_kept_and_named_when_they_make_it_infeasible():
