@@ -141,20 +141,23 @@ QWEN25_7B = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, n
                  rms_norm_eps=1e-6, tie_word_embeddings=False)
 
 
-def random_7b(dtype: torch.dtype, device: str) -> tuple[LoadedModel, Any]:
-    """A random-weight model of Qwen2.5-7B's dimensions, shared by this engine and the transformers anchor."""
+def random_model(dims: dict[str, Any], dtype: torch.dtype, device: str, name: str) -> tuple[LoadedModel, Any]:
+    """A random-weight Qwen2 of the given dimensions, shared by this engine and the transformers anchor."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from inference.loader import empty_model
 
-    with torch.device(device):
-        hf = Qwen2ForCausalLM(Qwen2Config(**QWEN25_7B)).to(dtype).eval()
-    cfg = ModelConfig(architecture="qwen2", hidden_size=3584, num_layers=28, num_heads=28, num_kv_heads=4,
-                      intermediate_size=18944, vocab_size=152064, rms_norm_eps=1e-6, rope_theta=1e6,
-                      max_position=32768, attention_bias=True, tie_word_embeddings=False)
+    with torch.device(device):  # built directly in the compute dtype: a float32 7B would not fit 24 GiB of RAM
+        hf = Qwen2ForCausalLM._from_config(Qwen2Config(**dims), dtype=dtype).eval()
+    cfg = ModelConfig(architecture="qwen2", hidden_size=dims["hidden_size"], num_layers=dims["num_hidden_layers"],
+                      num_heads=dims["num_attention_heads"], num_kv_heads=dims["num_key_value_heads"],
+                      intermediate_size=dims["intermediate_size"], vocab_size=dims["vocab_size"],
+                      rms_norm_eps=dims["rms_norm_eps"], rope_theta=dims["rope_theta"],
+                      max_position=dims["max_position_embeddings"], attention_bias=True,
+                      tie_word_embeddings=dims["tie_word_embeddings"])
     net = empty_model(cfg, dtype, device)
     load_weights(net, ((k.removeprefix("model."), v) for k, v in hf.state_dict().items()))
-    return LoadedModel(net, cfg, None, "random-qwen2.5-7b"), hf
+    return LoadedModel(net, cfg, None, name), hf
 
 
 def hf_from_gguf(model: str | None, dtype: torch.dtype, device: str) -> Any:
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     dtype = config.torch_dtype
     hf = None
     if args.random_7b:
-        loaded, hf = random_7b(dtype, args.device)
+        loaded, hf = random_model(QWEN25_7B, dtype, args.device, "random-qwen2.5-7b")
     else:
         loaded = load_model(args.model, dtype, args.device)
     engine = LLMEngine(config, loaded)

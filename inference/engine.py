@@ -251,7 +251,14 @@ class LLM:
         param_list = list(params) if isinstance(params, Seq) else [params] * len(prompts)
         if len(param_list) != len(prompts):
             raise ValueError("pass one SamplingParams, or one per prompt")
-        seqs = [self.engine.add_request(p, sp) for p, sp in zip(prompts, param_list, strict=True)]
+        seqs: list[Sequence] = []
+        try:
+            for prompt, sp in zip(prompts, param_list, strict=True):
+                seqs.append(self.engine.add_request(prompt, sp))
+        except ValueError:
+            for seq in seqs:  # all or nothing: no half-submitted batch left behind in the queue
+                self.engine.abort(seq.seq_id)
+            raise
         while self.engine.has_unfinished():
             self.engine.step()
         return [self.engine.output(s) for s in seqs]

@@ -95,3 +95,10 @@ def test_incremental_text_equals_decoding_all_tokens_at_once(tiny_chat_llm, defa
     """Random tokens from a 150k byte-level vocabulary split UTF-8 characters; the streamed text must still agree."""
     out = tiny_chat_llm.generate(["x"], SamplingParams(max_tokens=40, temperature=2.0, seed=seed, ignore_eos=True))[0]
     assert out.text == default_tokenizer.decode(out.token_ids, skip_special_tokens=True)
+
+
+def test_a_batch_with_one_invalid_prompt_is_refused_whole(tiny_chat_llm):
+    with pytest.raises(ValueError, match="max_model_len"):
+        tiny_chat_llm.generate([[5, 6, 7], list(range(1, 2000))], SamplingParams(max_tokens=2))
+    assert not tiny_chat_llm.engine.has_unfinished()
+    assert tiny_chat_llm.engine.block_manager.num_used_blocks == 0

@@ -1,0 +1,43 @@
+"""The benchmark runs end to end (on a tiny model: this checks the plumbing and the reported fields, not speed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from inference import SamplingParams
+from inference.bench import main, random_model
+from inference.config import Config
+from inference.engine import LLMEngine
+
+from .conftest import build_tiny
+
+
+@pytest.mark.slow
+def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, capsys):
+    folder = build_tiny(tmp_path / "tiny", "qwen2")
+    assert main(["--model", str(folder), "--requests", "2", "--dtype", "float32", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["requests"] == 2 and report["useful_output_tokens"] >= 2 * 16
+    for key in ("engine", "hf_static_batch", "hf_one_at_a_time"):
+        assert report[key]["tok_s"] > 0
+    assert 0 <= report["engine"]["kv_waste_pct"] < 100
+    assert report["batch1"]["share_of_bound"] > 0 and report["batch1"]["weight_bytes_per_token"] > 0
+    assert report["llama_cpp_one_at_a_time"] is None or report["llama_cpp_one_at_a_time"]["tok_s"] > 0
+
+
+def test_random_model_shares_its_weights_with_the_transformers_anchor():
+    dims = dict(vocab_size=300, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=256, rope_theta=1e6, rms_norm_eps=1e-6,
+                tie_word_embeddings=False)
+    loaded, hf = random_model(dims, torch.float32, "cpu", "random-tiny")
+    engine = LLMEngine(Config(dtype="float32", max_model_len=256), loaded)
+    engine.runner.keep_logits = True
+    seq = engine.add_request([3, 1, 4, 1, 5, 9, 2, 6], SamplingParams(max_tokens=1, temperature=0))
+    while engine.has_unfinished():
+        engine.step()
+    with torch.no_grad():
+        ref = hf(torch.tensor([seq.token_ids[:8]])).logits[0, -1]
+    assert torch.allclose(engine.runner.kept_logits[seq.seq_id][0], ref, atol=1e-4)
