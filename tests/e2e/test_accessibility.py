@@ -1,5 +1,6 @@
 """In a real browser, on every page: each form control has a label, each button a name, each chart a
-text alternative, one h1, and headings that do not skip levels — what a screen reader needs."""
+text alternative, one h1, headings that do not skip levels (what a screen reader needs), and text
+with WCAG AA contrast."""
 import pytest
 
 from tests.e2e.conftest import log_in
@@ -29,6 +30,26 @@ AUDIT = """() => {
     last = level;
   }
   if (!document.documentElement.lang) problems.push('no lang on <html>');
+  // WCAG AA contrast of visible text against the first opaque background behind it.
+  const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || c[3] > 0.5) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  for (const el of document.querySelectorAll('body *')) {
+    const text = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!text || !visible(el)) continue;
+    const style = getComputedStyle(el);
+    const [a, b] = [lum(rgb(style.color).slice(0, 3)), lum(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const large = parseFloat(style.fontSize) >= 24 || (parseFloat(style.fontSize) >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) problems.push(`contrast ${ratio.toFixed(2)} on "${el.textContent.trim().slice(0, 30)}"`);
+  }
   return problems;
 }"""
 
