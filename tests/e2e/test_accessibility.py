@@ -8,7 +8,7 @@ from tests.e2e.test_advisor_flow import PHONE_PAGES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-AUDIT = """() => {
+AUDIT = r"""() => {
   const problems = [];
   const visible = el => el.offsetParent !== null || el.getClientRects().length > 0;
   for (const el of document.querySelectorAll('input, select, textarea')) {
