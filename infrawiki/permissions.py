@@ -2,7 +2,8 @@
 
 Anonymous users read everything public; editors (members of the "editors" group, or anyone with
 the `ontology.change_fact` permission) verify, reject and edit facts; superusers do everything.
-Owner-only objects (a digest subscription) are reachable by their owner alone.
+A user's own digest subscription is found by their account's email address (papers.api), so no
+one can address another's.
 """
 from __future__ import annotations
 
@@ -41,11 +42,3 @@ class IsEditorOrReadOnly(IsEditor):
     def has_permission(self, request, view) -> bool:
         return request.method in SAFE_METHODS or is_editor(request.user)
 
-
-class IsOwner(BasePermission):
-    """Objects that belong to one user: only that user (or a superuser) sees or changes them."""
-
-    message = "This belongs to another user."
-
-    def has_object_permission(self, request, view, obj) -> bool:
-        return request.user.is_superuser or getattr(obj, "user_id", None) == request.user.id
