@@ -78,11 +78,19 @@ def _cli(flags: dict[str, Any], names: dict[str, str]) -> list[str]:
     return parts
 
 
+def _for_version(templates: dict[str, str], version: str) -> str:
+    """The template for this release: the earliest `before_X` entry the version is older than, else `default`."""
+    cutoffs = sorted((k.removeprefix("before_") for k in templates if k.startswith("before_")), key=vkey)
+    for cutoff in cutoffs:
+        if not at_least(version, cutoff):
+            return templates[f"before_{cutoff}"]
+    return templates["default"]
+
+
 def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
     """Launch command for one replica (replicas > 1: the same on each GPU group, another port)."""
     eng = engines()[opt.engine]
-    serve = eng["serve"]
-    template = serve.get("before_0.5.0") if "before_0.5.0" in serve and not at_least(opt.version.version, "0.5.0") else serve["default"]
+    template = _for_version(eng["serve"], opt.version.version)
     model = opt.quant.checkpoint_id or req.model.id
     if opt.quant.self_quantize:  # the operator's own quantized copy, produced first (see rationale)
         model = f"./{req.model.id.split('/')[-1]}-{opt.quant.label}"
@@ -112,8 +120,7 @@ def gguf_file(req: Request, opt: Option) -> str:
 def verify_line(req: Request, opt: Option) -> str:
     """The engine's benchmark command on the request's workload shape."""
     eng = engines()[opt.engine]
-    verify = eng["verify"]
-    template = verify.get("before_0.10.0") if "before_0.10.0" in verify and not at_least(opt.version.version, "0.10.0") else verify["default"]
+    template = _for_version(eng["verify"], opt.version.version)
     w = req.workload
     return template.format(model=opt.quant.checkpoint_id or req.model.id, prompt=w.prompt_tokens, output=w.output_tokens,
                            concurrency=w.concurrency, n=max(10 * w.concurrency, 100), gguf=gguf_file(req, opt))

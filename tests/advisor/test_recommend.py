@@ -123,3 +123,10 @@ def test_a_tight_latency_sla_buys_tensor_parallelism_a_loose_one_buys_replicas()
     assert loose["tensor_parallel_size"] == 1 and loose["replicas"] == 4
     assert tight["tensor_parallel_size"] > 1 and tight["meets_sla"]
     assert tight["estimates"]["tpot_p95_ms"] < loose["estimates"]["tpot_p95_ms"]
+
+
+def test_old_vllm_releases_are_launched_with_the_api_server_module():
+    old = recommend({**LLAMA8B, "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm", "engine_version": "0.4.0.post1"})
+    new = recommend({**LLAMA8B, "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm", "engine_version": "0.5.3.post1"})
+    assert old["recommendations"][0]["command"].startswith("python -m vllm.entrypoints.openai.api_server --model ")
+    assert new["recommendations"][0]["command"].startswith("vllm serve meta-llama/Llama-2-7b-hf")
