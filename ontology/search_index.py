@@ -20,11 +20,12 @@ def fact_text(fact: Fact) -> str:
     words for it, so "KV cache blocks" finds block_size), value, effect, quote."""
     value = f" = {fact.value} {fact.unit}".rstrip() if fact.value else ""
     spec = spec_for(fact.parameter)
-    words = [p for p in (spec.phrases if spec else ()) if not p.startswith("re:")][:3]
+    name = fact.parameter.replace("_", " ")
+    words = [p for p in (spec.phrases if spec else ()) if not p.startswith("re:") and p != name][:3]
     also = f" ({', '.join(words)})" if words else ""
     effect = f". {fact.effect}" if fact.effect and fact.effect != fact.quote else ""
     kind = fact.get_kind_display()
-    return f"{fact.subject} {kind}: {fact.parameter.replace('_', ' ')}{also}{value}{effect}. \"{fact.quote}\""
+    return f"{fact.subject} {kind}: {name}{also}{value}{effect}. \"{fact.quote}\""
 
 
 def _refresh_fts(ids: list[int]) -> None:
