@@ -31,15 +31,32 @@ def pdf_dir() -> Path:
     return path
 
 
+class StorageError(Exception):
+    """The PDF could not be written (disk full, permissions); nothing partial is left behind."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def store_pdf(content: bytes) -> tuple[str, Path]:
     """Write `content` under DATA_DIR/pdfs/<sha256>.pdf (atomically, once); returns (sha256, path)."""
     sha = hashlib.sha256(content).hexdigest()
     target = pdf_dir() / f"{sha}.pdf"
-    if not target.exists():
-        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    if target.exists():
+        return sha, target
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())  # a full disk can surface only here
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise StorageError(
+            f"could not store the {len(content):,}-byte PDF in {target.parent}: {exc.strerror or exc}; "
+            "free disk space there (or set INFRAWIKI_DATA_DIR) and run the step again") from exc
     return sha, target
 
 
@@ -65,7 +82,11 @@ def download_paper_pdf(paper: Paper) -> bool:
             raise
         fail_paper(paper, "download", exc.reason)
         return False
-    sha, path = store_pdf(content)
+    try:
+        sha, path = store_pdf(content)
+    except StorageError as exc:
+        fail_paper(paper, "store", exc.reason)
+        return False
     advance_paper(paper, Paper.Status.DOWNLOADED, "download", f"stored {len(content):,} bytes, sha256 {sha[:12]}",
                   pdf_sha256=sha, pdf_path=str(path))
     return True

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from papers.pdf import PdfError
 from papers.services import ingest_pdf
+from papers.services.pdfs import StorageError
 
 
 class Command(BaseCommand):
@@ -27,7 +28,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path} does not exist or is not a file")
         try:
             paper = ingest_pdf(path, arxiv_id=arxiv_id)
-        except PdfError as exc:
+        except (PdfError, StorageError) as exc:
             raise CommandError(exc.reason) from exc
         sections = list(paper.sections.order_by("order"))
         tables = list(paper.tables.order_by("order"))
