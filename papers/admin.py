@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 
 from papers.models import Author, CodeRepo, Paper, PaperAuthor, PaperRepo, PipelineEvent, Section, Table
+from papers.models.digest import DigestDelivery, Subscription
+from papers.models.scoring import Score
 
 
 class PaperAuthorInline(admin.TabularInline):
@@ -93,3 +95,31 @@ class PipelineEventAdmin(admin.ModelAdmin):
     list_filter = ["level", "stage"]
     search_fields = ["message", "paper__arxiv_id", "repo__full_name"]
     raw_id_fields = ["paper", "repo"]
+
+
+@admin.register(Score)
+class ScoreAdmin(admin.ModelAdmin):
+    """Scores are computed; the admin shows them (and their history) but never edits them."""
+
+    list_display = ["paper", "total", "tier", "quadrant", "is_latest", "scored_at"]
+    list_filter = ["tier", "quadrant", "is_latest"]
+    search_fields = ["paper__arxiv_id", "paper__title"]
+    list_select_related = ["paper"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["email", "status", "min_score", "next_digest_at", "last_digest_at"]
+    list_filter = ["status"]
+    search_fields = ["email"]
+
+
+@admin.register(DigestDelivery)
+class DigestDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["subscription", "period_start", "status", "attempts", "sent_at"]
+    list_filter = ["status"]
+    search_fields = ["subscription__email", "error"]
+    list_select_related = ["subscription"]
