@@ -155,7 +155,7 @@ def _from_entry(mid: str, requested: str) -> ModelSpec:
     if "base" in entry:
         base = _entries()[entry["base"]]
         return _spec(base, id=requested, quantization=entry["quantization"], weight_bits=float(entry["weight_bits"]),
-                     source=entry["source"], base_id=base["id"])
+                     source=entry["source"], base_id=base["id"], intermediate=entry.get("intermediate", base["intermediate"]))
     return _spec(entry, id=requested)
 
 

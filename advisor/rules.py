@@ -58,6 +58,7 @@ class QuantChoice:
     act_dtypes: tuple[str, ...] = ()
     act_source: str | None = None
     checkpoint_id: str | None = None
+    intermediate: int | None = None  # a published checkpoint may pad the MLP width for tensor parallelism
     self_quantize: bool = False
     online_full_weights: bool = False
     source: str | None = None
@@ -244,7 +245,8 @@ def quant_dtype(dtype: str, quant: QuantChoice, log: RuleLog) -> str:
 
 def _checkpoint_choice(name: str, spec: dict[str, Any], compute: str, ckpt: dict[str, Any]) -> QuantChoice:
     return QuantChoice(method=name, label=spec.get("report_as", name), bits=float(ckpt["weight_bits"]), compute=compute,
-                       act_dtypes=_act_dtypes(spec), act_source=_act_source(spec), checkpoint_id=ckpt["id"], source=ckpt["source"],
+                       act_dtypes=_act_dtypes(spec), act_source=_act_source(spec), checkpoint_id=ckpt["id"],
+                       intermediate=ckpt.get("intermediate"), source=ckpt["source"],
                        quote=f"{ckpt['id']}: {ckpt['quantization']} checkpoint of {ckpt['base']}")
 
 
@@ -327,7 +329,8 @@ def layouts(eid: str, eng: dict[str, Any], model: ModelSpec, gpu_count: int, qua
             continue
         align = eng.get("quantization", {}).get(quant.method or "", {}).get("tp_alignment")
         if align and quant.bits <= 4 and tp > 1:
-            row_inputs = [model.intermediate // tp if model.intermediate % tp == 0 else 1, model.heads * model.head_dim // tp]
+            width = quant.intermediate or model.intermediate
+            row_inputs = [width // tp if width % tp == 0 else 1, model.heads * model.head_dim // tp]
             if any(x % align["multiple"] for x in row_inputs):
                 log.reject(f"{quant.label} tensor_parallel_size={tp}", (
                     f"the {quant.label} kernels need each GPU's row-parallel input ({', '.join(map(str, row_inputs))}) "

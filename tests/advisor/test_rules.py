@@ -4,6 +4,7 @@ from __future__ import annotations
 from advisor.catalog import engines, gpus
 from advisor.model_specs import resolve_model
 from advisor.rules import (
+    QuantChoice,
     RuleLog,
     attention_env,
     choose_version,
@@ -142,10 +143,14 @@ def test_tensor_parallelism_must_divide_the_attention_heads():
 def test_int4_kernels_need_row_parallel_inputs_aligned_to_128():
     log = RuleLog()
     qwen72 = model("Qwen/Qwen2.5-72B-Instruct")  # intermediate 29568: 14784 per GPU at TP=2 (vllm#13640)
-    awq = next(q for q in quant_choices("vllm", engines()["vllm"], "0.14.0", gpus()["a100-sxm4-80gb"], qwen72, {}, RuleLog())
-               if q.label == "awq")
-    assert (2, 1) not in layouts("vllm", engines()["vllm"], qwen72, 8, awq, {}, log)
+    own = QuantChoice(method="awq", label="awq", bits=4, compute="fp16")
+    assert (2, 1) not in layouts("vllm", engines()["vllm"], qwen72, 8, own, {}, log)
     assert "awq tensor_parallel_size=2" in log.rejections
+    # Qwen's published AWQ checkpoint pads the MLP to 29696, so every TP size up to 8 divides it
+    published = next(q for q in quant_choices("vllm", engines()["vllm"], "0.14.0", gpus()["a100-sxm4-80gb"], qwen72, {}, RuleLog())
+                     if q.label == "awq")
+    assert published.intermediate == 29696
+    assert (2, 1) in layouts("vllm", engines()["vllm"], qwen72, 8, published, {}, RuleLog())
 
 
 def test_fp8_kv_cache_by_release_and_architecture():
