@@ -37,16 +37,6 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-@pytest.fixture(autouse=True)
-def _static_files_without_collectstatic(settings) -> None:
-    """Pages render in tests without `collectstatic`: plain static names (the manifest storage needs
-    a collected manifest); the live server serves them from the app folders via the finders."""
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """../shared beside the checkout (or INFRAWIKI_SHARED_DIR): corpus PDFs, recorded API traffic, eval sets."""
