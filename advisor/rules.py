@@ -169,8 +169,11 @@ def choose_version(eid: str, eng: dict[str, Any], req: Request, log: RuleLog) ->
     """The requested release, or the newest one this driver, GPU and model can run."""
     entries = sorted(eng["versions"], key=lambda v: vkey(v["version"]), reverse=True)
     if req.engine == eid and req.engine_version:
-        fitting = [e for e in entries if at_most(e["version"], req.engine_version)] or entries[-1:]
-        entry = dict(fitting[0], version=req.engine_version) if eid != "llama.cpp" else entries[0]
+        fitting = [e for e in entries if at_most(e["version"], req.engine_version)]
+        older = not fitting  # before the earliest catalogued release: its build is unknown
+        base = (fitting or entries[-1:])[0]
+        entry = dict(base, version=req.engine_version, **({"cuda": None, "cuda_variants": []} if older else {}))
+        entry = entry if eid != "llama.cpp" else entries[0]
         entries = [entry]
     for entry in entries:
         version = entry["version"]

@@ -139,8 +139,8 @@ def _engine(raw: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
         return eid, version, []
     earliest = min(known, key=vkey)
     if not at_least(version, earliest):
-        raise AdvisorInputError(f"{eid} {version} is older than the catalog covers",
-                                f"known {eid} versions: {', '.join(known)}")
+        return eid, version, [f"{eid} {version} is older than the catalog ({', '.join(known)}): rules of the earliest "
+                              f"catalogued release apply and its CUDA build is unknown, so the answer is less certain"]
     return eid, version, [f"{eid} {version} is not in the catalog; its facts are taken from the nearest earlier catalogued release."]
 
 

@@ -130,3 +130,9 @@ def test_old_vllm_releases_are_launched_with_the_api_server_module():
     new = recommend({**LLAMA8B, "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm", "engine_version": "0.5.3.post1"})
     assert old["recommendations"][0]["command"].startswith("python -m vllm.entrypoints.openai.api_server --model ")
     assert new["recommendations"][0]["command"].startswith("vllm serve meta-llama/Llama-2-7b-hf")
+
+
+def test_a_vllm_release_before_cuda_12_uses_the_cuda_11_8_build():
+    out = recommend({"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm",
+                     "engine_version": "0.1.7", "cuda": "11.8"})
+    assert out["feasible"] and out["recommendations"][0]["install"] == "pip install vllm==0.1.7"
