@@ -165,10 +165,10 @@ def _size_from_name(model_id: str) -> tuple[float, float] | None:
     if moe:
         total = int(moe.group(1)) * float(moe.group(2)) * 1e9
         return total, total
-    size = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z])", name)
+    size = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])", name)
     if not size:
         return None
-    total = float(size.group(1)) * 1e9
+    total = float(size.group(1)) * (1e9 if size.group(2) in "bB" else 1e6)
     active = re.search(r"[aA](\d+(?:\.\d+)?)[bB]", name)
     return total, (float(active.group(1)) * 1e9 if active else total)
 

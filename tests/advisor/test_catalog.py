@@ -92,5 +92,10 @@ def test_an_unknown_id_with_a_size_in_its_name_is_sized_with_a_warning():
     assert quantized.quantization == "awq" and quantized.layers == 32 and notes
 
 
+def test_sizes_in_millions_are_read_too():
+    spec, _ = resolve_model("facebook/opt-125m")
+    assert spec.params_total == pytest.approx(125e6)
+
+
 def test_an_unknown_id_without_a_size_cannot_be_sized():
     assert resolve_model("someorg/mystery") == (None, [])
