@@ -200,7 +200,7 @@ def resolve_model(model_id: str) -> tuple[ModelSpec | None, list[str]]:
     p_total, _, p_embed = _count(proxy)
     spec = _spec(proxy, id=model_id.strip(), params_total=total, params_active=active,
                  embedding_params=p_embed * min(1.0, total / p_total), estimated=True, source=proxy["source"],
-                 catalog_id=None)
+                 catalog_id=None, architecture="unknown", special=())  # the proxy's model-specific rules do not apply
     if quant:
         spec = replace(spec, quantization=quant[0], weight_bits=float(quant[1]))
     warnings = [f"'{model_id}' is not in the catalog: sized from the {total / 1e9:g}B parameters in its name, "
