@@ -87,11 +87,7 @@ def paper_rows(*, search: str | None = None, status: str | None = None, category
 
     `order` is a key of PAPER_ORDERS, "-" first for descending; papers without a value sort last.
     """
-    papers = with_latest_score(Paper.objects.only(*LIST_FIELDS))
-    if search:
-        papers = papers.filter(Q(title__icontains=search) | Q(abstract__icontains=search) | Q(arxiv_id=search))
-    if status:
-        papers = papers.filter(status=status)
+    papers = with_latest_score(paper_list(search=search, status=status).only(*LIST_FIELDS))
     if category:
         papers = papers.filter(categories__contains=[category])
     if min_score is not None:
@@ -102,24 +98,14 @@ def paper_rows(*, search: str | None = None, status: str | None = None, category
 
 
 def paper_page(arxiv_id: str) -> Paper | None:
-    """One paper with everything its page shows: authors, sections, repositories, latest score.
-
-    Sets `author_names`, `section_list`, `repo_list` and `latest_score` on the returned paper.
-    """
-    paper = (
-        Paper.objects.filter(arxiv_id=arxiv_id)
-        .prefetch_related(
-            Prefetch("paperauthor_set", queryset=PaperAuthor.objects.select_related("author"), to_attr="author_links"),
-            Prefetch("sections", queryset=Section.objects.order_by("order"), to_attr="section_list"),
-            Prefetch("repos", to_attr="repo_list"),
-            Prefetch("scores", queryset=Score.objects.filter(is_latest=True), to_attr="latest_scores"),
-        )
-        .first()
-    )
+    """paper_detail plus what its page shows: `author_names`, `section_list`, `repo_list`, `latest_score`."""
+    paper = paper_detail(arxiv_id)
     if paper is None:
         return None
-    paper.author_names = [link.author.name for link in paper.author_links]
-    paper.latest_score = paper.latest_scores[0] if paper.latest_scores else None
+    paper.author_names = [link.author.name for link in paper.paperauthor_set.all()]
+    paper.section_list = list(paper.sections.all())
+    paper.repo_list = list(paper.repos.all())
+    paper.latest_score = Score.objects.filter(paper=paper, is_latest=True).first()
     return paper
 
 
@@ -138,7 +124,7 @@ def top_scored_papers(limit: int = 10) -> list[Paper]:
 
 def pipeline_status() -> dict[str, Any]:
     """How far the papers got: per stage, how many reached it; plus failures and scored papers (2 queries)."""
-    by_status = dict(Paper.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    by_status = pipeline_counts()
     total = sum(by_status.values())
     stages = [
         {"key": key, "label": _STAGE_LABELS[key], "done": sum(by_status.get(s, 0) for s in statuses)}
