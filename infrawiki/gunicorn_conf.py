@@ -15,6 +15,10 @@ accesslog = "-"
 
 
 def post_worker_init(worker) -> None:
+    import torch
+
     from ontology.embeddings import embed_one
 
+    # Several workers share the cores; one torch thread each avoids oversubscribing them.
+    torch.set_num_threads(1)
     embed_one("warm-up")

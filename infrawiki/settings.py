@@ -218,6 +218,16 @@ else:
 # Seconds a page of the public paper list is served from the cache (0 = never): the list changes
 # with nightly crawls and scoring, so a short delay costs nothing and spares the database.
 API_LIST_CACHE_S = env_int("API_LIST_CACHE_S", 30, minimum=0)
+# Cached API pages and throttle counters. The default is per process; CACHE_URL=redis://… shares
+# them between every web worker and host, so rate limits hold across a fleet.
+CACHE_URL = env_url("CACHE_URL", schemes=("redis", "rediss"))
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "infrawiki"}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Token first: an unauthenticated call then gets 401 with `WWW-Authenticate: Token` (not a bare 403).

@@ -24,7 +24,7 @@ def run_check(*args: str, **env: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("name", "value"),
     [("DEBUG", "maybe"), ("PDF_MAX_BYTES", "ten"), ("ARXIV_DELAY_S", "-1"), ("CELERY_BROKER_URL", "ftp://x"),
-     ("CELERY_BROKER_TRANSPORT_OPTIONS", "{nope")],
+     ("CELERY_BROKER_TRANSPORT_OPTIONS", "{nope"), ("CACHE_URL", "memcached://x")],
 )
 def test_a_bad_setting_stops_the_start_with_a_message_naming_the_variable(name: str, value: str) -> None:
     result = run_check(**{name: value})
