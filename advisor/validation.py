@@ -76,6 +76,10 @@ class Request:
         }
 
 
+LIMITS = {"gpu_count": 1024, "workload.prompt_tokens": 1_048_576, "workload.output_tokens": 131_072,
+          "workload.concurrency": 4096, "max_context": 10_485_760}
+
+
 def _positive_int(value: Any, name: str, hint: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint)
@@ -85,6 +89,8 @@ def _positive_int(value: Any, name: str, hint: str) -> int:
         raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint) from exc
     if number <= 0:
         raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint)
+    if number > LIMITS.get(name, number):
+        raise AdvisorInputError(f"{name}={number} is beyond what the advisor plans for (at most {LIMITS[name]})", hint)
     return number
 
 

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from advisor.services import recommend
 from advisor.validation import AdvisorInputError, parse_request
 
 BASE = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct"}
@@ -16,6 +19,8 @@ BASE = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct"}
     ({**BASE, "model": "org/mystery"}, "no parameter count", "13B"),
     ({**BASE, "gpu_count": 0}, "gpu_count", "e.g. 1"),
     ({**BASE, "gpu_count": "two"}, "gpu_count", "e.g. 1"),
+    ({**BASE, "gpu_count": 10**9}, "beyond what the advisor plans", "e.g. 1"),
+    ({**BASE, "workload": {"concurrency": 10**6}}, "beyond what the advisor plans", "16"),
     ({**BASE, "cuda": "twelve"}, "not a CUDA version", "nvidia-smi"),
     ({**BASE, "engine": "fastllm"}, "unknown engine", "vllm"),
     ({**BASE, "engine_version": "0.6.3"}, "without 'engine'", "engine"),
@@ -60,3 +65,21 @@ def test_a_release_older_than_the_catalog_is_answered_with_a_caveat():
     req = parse_request({**BASE, "engine": "sglang", "engine_version": "0.3.0"})
     assert req.engine_version == "0.3.0"
     assert any("older than the catalog" in w for w in req.warnings)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-10, 10**6) | st.floats(allow_nan=False) | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+FIELDS = st.sampled_from(["gpu", "gpu_count", "cuda", "model", "engine", "engine_version", "max_context", "workload",
+                          "sla", "flags"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(FIELDS, JSON, max_size=6))
+def test_any_malformed_request_gets_an_answer_or_an_input_error_never_a_crash(raw):
+    try:
+        out = recommend({"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", **raw})
+    except AdvisorInputError as exc:
+        assert exc.error and exc.hint
+    else:
+        assert isinstance(out["feasible"], bool)
