@@ -170,7 +170,7 @@ class LLMEngine:
         if reason is not None:
             seq.finish_time = now
             self.scheduler.finish(seq, reason)
-        return StepEvent(seq, token, self._visible_delta(seq, old_text), reason is not None)
+        return StepEvent(seq, token, self._visible_delta(seq), reason is not None)
 
     def _detokenize(self, seq: Sequence, flush: bool, upto: int | None = None) -> None:
         """Extend seq.text by the newest tokens, decoding only a short window (not the whole completion).
@@ -188,7 +188,7 @@ class LLMEngine:
             seq.text += after[len(before) :]
             seq.prefix_offset, seq.read_offset = seq.read_offset, len(ids)
 
-    def _visible_delta(self, seq: Sequence, old_text: str) -> str:
+    def _visible_delta(self, seq: Sequence) -> str:
         """New text safe to stream: hold back a trailing partial UTF-8 char and a possible stop-string prefix."""
         text = seq.text
         if not seq.is_finished:

@@ -27,10 +27,6 @@ class SchedulerOutput:
     num_tokens: list[int] = field(default_factory=list)
     preempted: list[Sequence] = field(default_factory=list)
 
-    @property
-    def total_tokens(self) -> int:
-        return sum(self.num_tokens)
-
     def samples(self, i: int) -> bool:
         """Whether sequence i reaches its last token this step, so its logits are sampled."""
         seq = self.seqs[i]

@@ -10,6 +10,7 @@ aborted, which frees its KV blocks at once. Invalid requests get 400 with an Ope
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import select
@@ -155,6 +156,10 @@ class EngineLoop:
                        round(self.throughput.rate(), 3))
         lines += gauge("infrawiki_llm_generated_tokens_total", "Tokens generated.", e.stats.generated_tokens, "counter")
         lines += gauge("infrawiki_llm_prompt_tokens_total", "Prompt tokens computed.", e.stats.prompt_tokens, "counter")
+        lines += gauge("infrawiki_llm_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.",
+                       e.block_manager.prefix_hits, "counter")
+        lines += gauge("infrawiki_llm_prefix_cache_query_tokens_total", "Prompt tokens looked up in the prefix cache.",
+                       e.block_manager.prefix_queries, "counter")
         lines += gauge("infrawiki_llm_preemptions_total", "Sequences preempted.", e.scheduler.num_preemptions, "counter")
         lines += ["# HELP infrawiki_llm_requests_finished_total Requests finished, by reason.",
                   "# TYPE infrawiki_llm_requests_finished_total counter"]
@@ -360,9 +365,11 @@ class Handler(BaseHTTPRequestHandler):
                               "finish_reason": out.finish_reason}
                 else:
                     choice = {"index": 0, "text": out.text, "logprobs": None, "finish_reason": out.finish_reason}
-                self._send_json(200, {"id": rid, "object": "chat.completion" if chat else "text_completion",
-                                      "created": int(time.time()), "model": self.server.model_name,
-                                      "choices": [choice], "usage": usage})
+                # a client that left just as its answer was ready: nothing is left to free
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._send_json(200, {"id": rid, "object": "chat.completion" if chat else "text_completion",
+                                          "created": int(time.time()), "model": self.server.model_name,
+                                          "choices": [choice], "usage": usage})
                 return
 
     def _stream(self, pending: Pending, rid: str, chat: bool) -> None:
