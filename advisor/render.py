@@ -57,11 +57,21 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
         if opt.chunked_prefill:
             out["enable_chunked_prefill"] = True
             out["max_num_batched_tokens"] = plan.batched_tokens
-        out["enforce_eager"] = bool(req.flags.get("enforce_eager", False))
+        out["enforce_eager"] = bool(req.flags.get("enforce_eager", needs_eager(req, opt)))
     for key, value in req.flags.items():  # other user-fixed flags are the engine's own: kept as given
         if key not in values:
             out.setdefault(key, value)
     return out
+
+
+def needs_eager(req: Request, opt: Option) -> bool:
+    """CUDA graphs take memory beyond the gpu_memory_utilization budget (vLLM: "1~3 GiB per GPU"); when the
+    headroom left outside the budget is below the lower end, graphs would not fit: run eagerly."""
+    graphs = engines()[opt.engine].get("cuda_graphs")
+    if not graphs:
+        return False
+    headroom = req.gpu.usable_gib * (1 - opt.plan.gpu_memory_utilization)
+    return headroom < graphs["extra_gib_min"]
 
 
 def _cli(flags: dict[str, Any], names: dict[str, str]) -> list[str]:

@@ -96,6 +96,11 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         lines.append(f"{opt.quant.label} is applied while loading; the {req.model.dtype} weights must fit first ({opt.quant.source})")
     if opt.kv_dtype:
         lines.append(f"{opt.kv_dtype} KV cache halves the cache per token at a small accuracy cost")
+    if render.needs_eager(req, opt) and "enforce_eager" not in req.flags:
+        graphs = engines()[opt.engine]["cuda_graphs"]
+        lines.append(f"enforce_eager: only {req.gpu.usable_gib * (1 - p.gpu_memory_utilization):.2f} GiB is left outside "
+                     f"gpu_memory_utilization, and CUDA graphs take {graphs['extra_gib_min']}-{graphs['extra_gib_max']} GiB "
+                     f"more per GPU ({graphs['source']})")
     note = render.replicas_note(opt)
     if note:
         lines.append(note)

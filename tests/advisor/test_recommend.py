@@ -136,3 +136,13 @@ def test_a_vllm_release_before_cuda_12_uses_the_cuda_11_8_build():
     out = recommend({"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm",
                      "engine_version": "0.1.7", "cuda": "11.8"})
     assert out["feasible"] and out["recommendations"][0]["install"] == "pip install vllm==0.1.7"
+
+
+def test_a_high_memory_fraction_leaves_no_room_for_cuda_graphs_so_vllm_runs_eagerly():
+    base = {"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm"}
+    default = recommend(base)["recommendations"][0]
+    tight = recommend({**base, "flags": {"gpu_memory_utilization": 0.97}})["recommendations"][0]
+    assert default["flags"]["enforce_eager"] is False
+    assert tight["flags"]["enforce_eager"] is True and "--enforce-eager" in tight["command"]
+    kept = recommend({**base, "flags": {"gpu_memory_utilization": 0.97, "enforce_eager": False}})["recommendations"][0]
+    assert kept["flags"]["enforce_eager"] is False
