@@ -87,8 +87,11 @@ def _chunked(eid: str, eng: dict[str, Any], version: str) -> bool:
     return eid in ("sglang", "tensorrt-llm", "tgi")
 
 
+TIGHT_UTILIZATION = 0.95  # the most the advisor will suggest; vLLM warns CUDA graphs need 1-3 GiB outside it
+
+
 def _size(req: Request, eid: str, eng: dict[str, Any], quant: QuantChoice, kv: str | None, tp: int, pp: int,
-          chunked: bool, bits: float) -> MemoryPlan:
+          chunked: bool, bits: float, utilization: float | None = None) -> MemoryPlan:
     wanted, required, fixed = _lengths(req)
     if req.model.max_context < required:
         required = req.model.max_context
@@ -96,7 +99,7 @@ def _size(req: Request, eid: str, eng: dict[str, Any], quant: QuantChoice, kv: s
     batched = int(req.flags.get("max_num_batched_tokens") or CHUNK_TOKENS) if chunked else None
     return plan_memory(
         req.model, req.gpu, bits=bits, method=quant.method, kv_bytes=KV_BYTES.get(kv, 1.0), tp=tp, pp=pp,
-        utilization=_utilization(eng, req.flags), wanted_len=wanted, required_len=required, fixed_len=fixed,
+        utilization=utilization or _utilization(eng, req.flags), wanted_len=wanted, required_len=required, fixed_len=fixed,
         max_num_seqs=seqs, batched_tokens=batched, fraction_of_free="kv_cache_free_gpu_memory_fraction" in eng.get("defaults", {}))
 
 
@@ -131,11 +134,27 @@ def _engine_options(req: Request, eid: str, plan: Plan) -> None:
                     label = f"{eid} {quant.label or dtype}{' kv ' + kv if kv else ''} tp={tp} pp={pp}"
                     if not sized.fits:
                         plan.misses.append((label, sized.reason or "does not fit"))
+                        _suggest_tighter(req, eid, eng, dtype, quant, kv, (tp, pp), chunked, sized, log)
                         continue
                     plan.options.append(Option(
                         engine=eid, version=version, dtype=dtype, quant=quant, kv_dtype=kv, tp=tp, pp=pp,
                         replicas=req.gpu_count // (tp * pp), plan=sized, chunked_prefill=chunked,
                         env=tuple(env.items()), notes=tuple(notes)))
+
+
+def _suggest_tighter(req: Request, eid: str, eng: dict[str, Any], dtype: str, quant: QuantChoice, kv: str | None,
+                     layout: tuple[int, int], chunked: bool, missed: MemoryPlan, log: RuleLog) -> None:
+    """An unquantized setup that misses only by the memory fraction, and would then hold the whole workload:
+    say what a tighter fraction gives (an action, never a recommendation: it leaves no room for CUDA graphs)."""
+    if quant.method or kv or "gpu_memory_utilization" in req.flags or missed.gpu_memory_utilization >= TIGHT_UTILIZATION:
+        return
+    tp, pp = layout
+    tight = _size(req, eid, eng, quant, kv, tp, pp, chunked, 16, utilization=TIGHT_UTILIZATION)
+    workload = req.workload.concurrency * (req.workload.prompt_tokens + req.workload.output_tokens)
+    if tight.fits and tight.kv_tokens >= workload:
+        log.act(f"{eng['name']} in {dtype} would fit with gpu_memory_utilization={TIGHT_UTILIZATION} and "
+                f"tensor_parallel_size={tp} (KV cache {tight.kv_tokens} tokens, max_model_len {tight.max_model_len}), "
+                f"leaving little room for CUDA graphs: add enforce_eager")
 
 
 def enumerate_options(req: Request) -> Plan:

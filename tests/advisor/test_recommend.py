@@ -146,3 +146,10 @@ def test_a_high_memory_fraction_leaves_no_room_for_cuda_graphs_so_vllm_runs_eage
     assert tight["flags"]["enforce_eager"] is True and "--enforce-eager" in tight["command"]
     kept = recommend({**base, "flags": {"gpu_memory_utilization": 0.97, "enforce_eager": False}})["recommendations"][0]
     assert kept["flags"]["enforce_eager"] is False
+
+
+def test_a_setup_that_misses_only_by_the_memory_fraction_is_named_as_an_action_not_a_recommendation():
+    out = recommend({"gpu": "Quadro RTX 4000", "model": "meta-llama/Llama-3.2-3B-Instruct", "engine": "vllm",
+                     "workload": {"prompt_tokens": 512, "output_tokens": 128, "concurrency": 1}})
+    assert all(r["quantization"] for r in out["recommendations"])
+    assert any("gpu_memory_utilization=0.95" in a and "enforce_eager" in a for a in out["actions"])
