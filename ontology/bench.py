@@ -108,8 +108,7 @@ def measure(n_queries: int) -> dict[str, float]:
     from django.db import connection
 
     from ontology.embeddings import embed_one
-    from ontology.selectors import _HYBRID_SQL, RRF_K, hybrid_search
-    from ontology.vocabulary import parameters_in_question
+    from ontology.selectors import _HYBRID_SQL, DOC_TYPES, hybrid_params, hybrid_search
 
     queries = [QUESTIONS[i % len(QUESTIONS)] for i in range(n_queries)]
     hybrid_search(queries[0])  # warm: model loaded, plans cached
@@ -118,8 +117,7 @@ def measure(n_queries: int) -> dict[str, float]:
         started = time.perf_counter()
         hybrid_search(query, limit=10)
         whole.append((time.perf_counter() - started) * 1000)
-        params = {"q": _vector_literal(embed_one(query)), "types": ["fact", "section", "paper"], "text": query,
-                  "k": 40, "limit": 10, "rrf": RRF_K, "params": parameters_in_question(query)}
+        params = hybrid_params(query, 10, DOC_TYPES, embed_one(query))
         with connection.cursor() as cursor:
             started = time.perf_counter()
             cursor.execute(_HYBRID_SQL, params)
@@ -145,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ontology.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--keep", action="store_true", help="keep the generated database (to EXPLAIN queries)")
+    parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of generating")
+    parser.add_argument("--db-name", default="infrawiki_search_bench", help="name of the throw-away database")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
     import django
@@ -152,15 +153,21 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
     from django.db import connection
 
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    original_name = connection.settings_dict["NAME"]
+    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": args.db_name}
+    connection.creation.create_test_db(verbosity=0, autoclobber=not args.reuse, keepdb=args.reuse)
     try:
-        started = time.perf_counter()
-        generate(args.facts)
-        print(f"generated {args.facts} facts (+ search documents, HNSW and GIN indexes) in "
-              f"{time.perf_counter() - started:.0f} s", flush=True)
+        if not args.reuse:
+            started = time.perf_counter()
+            generate(args.facts)
+            print(f"generated {args.facts} facts (+ search documents, HNSW and GIN indexes) in "
+                  f"{time.perf_counter() - started:.0f} s", flush=True)
         result = measure(args.queries)
     finally:
-        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+        if args.keep:
+            print(f"kept database {connection.settings_dict['NAME']}")
+        else:
+            connection.creation.destroy_test_db(original_name, verbosity=0)
     print(f"hybrid_search over {args.facts} facts, {args.queries} queries: p50 {result['p50_ms']:.1f} ms, "
           f"p95 {result['p95_ms']:.1f} ms (target <= 50 ms)")
     print(f"  SQL alone: p50 {result['sql_p50_ms']:.1f} ms, p95 {result['sql_p95_ms']:.1f} ms; "

@@ -30,11 +30,22 @@ def _model():
 
 
 def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
-    """Unit-length float32 vectors, one row per text (cosine similarity = dot product)."""
+    """Unit-length float32 vectors, one row per text (cosine similarity = dot product).
+
+    A single short text (a search query) runs on one thread: on a busy machine splitting so little
+    work across cores costs more in synchronisation than it saves (measured: 28 ms vs 78 ms median).
+    """
     if not texts:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    import torch
+
     with _LOCK:
-        vectors = _model().encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+        model, threads = _model(), torch.get_num_threads()
+        torch.set_num_threads(1 if len(texts) == 1 else threads)
+        try:
+            vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+        finally:
+            torch.set_num_threads(threads)
     return np.asarray(vectors, dtype=np.float32)
 
 

@@ -22,25 +22,32 @@ from ontology.vocabulary import canonical_parameter, parameters_in_question, spe
 
 DOC_TYPES = ("fact", "section", "paper")
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
+# Bounds that keep a query fast at 100k+ facts: full-text ranks at most FTS_POOL matching documents
+# (common words match thousands), the ontology channel compares the ONTO_POOL most trusted facts.
+FTS_POOL = 2000
+ONTO_POOL = 500
 
 _HYBRID_SQL = """
-WITH vec AS (
-    SELECT id, sim, row_number() OVER (ORDER BY dist) AS r FROM (
-        SELECT id, embedding <=> %(q)s::vector AS dist, 1 - (embedding <=> %(q)s::vector) AS sim
+WITH q_words AS (SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query),
+vec AS (
+    SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
+        SELECT id, embedding <=> %(q)s::vector AS dist
         FROM ontology_searchdocument WHERE doc_type = ANY(%(types)s)
         ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s) v),
 fts AS (
     SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS r FROM (
         SELECT id, ts_rank_cd(search_vector, query) AS rank
-        FROM ontology_searchdocument,
-             (SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query) AS q
-        WHERE search_vector @@ query AND doc_type = ANY(%(types)s)
+        FROM (SELECT id, search_vector FROM ontology_searchdocument, q_words
+              WHERE search_vector @@ q_words.query AND doc_type = ANY(%(types)s)
+              LIMIT %(fts_pool)s) matched, q_words
         ORDER BY rank DESC LIMIT %(k)s) f),
 onto AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
         SELECT d.id, d.embedding <=> %(q)s::vector AS dist
-        FROM ontology_searchdocument d JOIN ontology_fact f ON f.id = d.fact_id
-        WHERE f.parameter = ANY(%(params)s) AND d.doc_type = ANY(%(types)s)
+        FROM (SELECT id FROM ontology_fact WHERE parameter = ANY(%(params)s) AND status <> 'rejected'
+              ORDER BY status = 'verified' DESC, confidence DESC, id LIMIT %(onto_pool)s) f
+        JOIN ontology_searchdocument d ON d.fact_id = f.id
+        WHERE d.doc_type = ANY(%(types)s)
         ORDER BY dist LIMIT %(k)s) o)
 SELECT COALESCE(vec.id, fts.id, onto.id) AS id,
        COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0)
@@ -56,6 +63,13 @@ def live_facts() -> QuerySet[Fact]:
     return Fact.objects.exclude(status=Fact.Status.REJECTED).select_related("paper")
 
 
+def hybrid_params(query: str, limit: int, types: tuple[str, ...], vector) -> dict[str, Any]:
+    """The parameters of _HYBRID_SQL for one query (its embedding computed by the caller)."""
+    return {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": query,
+            "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K, "params": parameters_in_question(query),
+            "fts_pool": FTS_POOL, "onto_pool": ONTO_POOL}
+
+
 def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPES) -> list[dict[str, Any]]:
     """Best-first results fusing three rankings by reciprocal rank: vector similarity (pgvector HNSW),
     full-text rank (PostgreSQL, any query word), and facts about the parameters the question names
@@ -67,18 +81,16 @@ def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPE
     types = tuple(t for t in types if t in DOC_TYPES)
     if not query or not types or limit <= 0:
         return []
-    vector = embed_one(query)
-    params = {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": query,
-              "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K, "params": parameters_in_question(query)}
+    params = hybrid_params(query, limit, types, embed_one(query))
     with connection.cursor() as cursor:
         cursor.execute(_HYBRID_SQL, params)
         ranked = cursor.fetchall()
-    docs = SearchDocument.objects.in_bulk([row[0] for row in ranked])
-    papers = dict(SearchDocument.objects.filter(pk__in=docs).values_list("pk", "paper__arxiv_id"))
+    docs = SearchDocument.objects.select_related("paper").defer("embedding", "search_vector", "paper__abstract").in_bulk(
+        [row[0] for row in ranked])
     results = []
     for doc_id, score in ranked:
         doc = docs[doc_id]
-        result = {"type": doc.doc_type, "paper": papers[doc_id], "page": doc.page, "text": doc.text,
+        result = {"type": doc.doc_type, "paper": doc.paper.arxiv_id, "page": doc.page, "text": doc.text,
                   "score": round(float(score), 6)}
         if doc.fact_id:
             result["fact_id"] = doc.fact_id
