@@ -143,12 +143,14 @@ def resolve_gpu(name: str) -> Gpu | None:
         return None
     scored = sorted(((_score(query, gid), gid) for gid in gpus()), reverse=True)
     best, gid = scored[0]
-    if best <= 0 or (len(scored) > 1 and scored[1][0] == best and not _memory_token(query)):
+    if best <= 0:
+        return None
+    if len(scored) > 1 and scored[1][0] == best and not _memory_token(query):
         # ambiguous without a memory size: prefer the alias table's default for the model token
         for token in query:
-            if token in index:
+            if token in index and _score(query, index[token]) == best:
                 return gpus()[index[token]]
-    return gpus()[gid] if best > 0 else None
+    return gpus()[gid]
 
 
 def _memory_token(tokens: list[str]) -> bool:

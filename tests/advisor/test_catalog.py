@@ -25,6 +25,7 @@ def test_an_unknown_gpu_resolves_to_nothing_but_has_close_names():
     # real GPUs the catalog lacks must not silently become a near namesake
     assert resolve_gpu("Quadro RTX 6000") is None  # Turing, not the RTX 6000 Ada
     assert resolve_gpu("Tesla V100S-PCIE-32GB") is None
+    assert resolve_gpu("RTX 3080 12GB") is None  # the catalog only knows the 10 GB card
     names = closest_gpu_names("Tesla V100 SXM3")
     assert names and all(isinstance(n, str) for n in names)
 
