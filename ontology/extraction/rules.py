@@ -214,9 +214,8 @@ def _values(rule: Rule, text: str) -> Iterator[str]:
 
 
 def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
-    """Every fact the rules find, one per (parameter, value, page), with its quote."""
-    facts: list[dict] = []
-    seen: set[tuple[str, str, int]] = set()
+    """Every fact the rules find, one per (parameter, value, page); the plainest sentence is its quote."""
+    found: dict[tuple[str, str, int], tuple[bool, dict]] = {}
     for sentence in sentences:
         table = looks_like_table(sentence)
         for rule in RULES:
@@ -233,10 +232,9 @@ def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
                     if re.fullmatch(r"0+", value):
                         continue  # axis ticks and table zeros, never a setting
                     key = (parameter, value.replace(" ", ""), sentence.page)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    facts.append({
+                    if key in found and (found[key][0] <= table) and len(found[key][1]["quote"]) <= len(quote):
+                        continue  # keep the prose sentence, then the shorter one
+                    found[key] = (table, {
                         "kind": _kind(spec.kind, match, sentence) if spec else "constraint",
                         "subject": subject,
                         "parameter": parameter,
@@ -249,4 +247,4 @@ def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
                         "confidence": rule.confidence,
                         "extractor": "rules",
                     })
-    return facts
+    return [fact for _, fact in found.values()]
