@@ -25,8 +25,6 @@ urlpatterns = [
     path("advisor/", include("advisor.urls")),
     path("me/subscription/", MySubscriptionView.as_view(), name="my-subscription"),
     path("auth/token/", obtain_auth_token, name="token"),
-    path("search", SearchView.as_view(), name="search"),
-    path("advisor/", include("advisor.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
