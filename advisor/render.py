@@ -45,8 +45,13 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
         "gpu_memory_utilization": plan.gpu_memory_utilization, "max_num_seqs": plan.max_num_seqs,
         "kv_cache_dtype": opt.kv_dtype,
     }
-    if opt.engine == "llama.cpp":  # one context shared by all parallel slots
-        values["max_model_len"] = plan.max_model_len * plan.max_num_seqs
+    if opt.engine == "llama.cpp":
+        # --ctx-size is the whole KV cache, split evenly between the --parallel slots: one slot per
+        # concurrent request the cache can hold at the workload's length, each as long as the cache allows.
+        needed = req.workload.prompt_tokens + req.workload.output_tokens
+        slots = max(1, min(plan.max_num_seqs, req.workload.concurrency, plan.kv_tokens // max(1, needed)))
+        values["max_num_seqs"] = slots
+        values["max_model_len"] = slots * min(plan.max_model_len, plan.kv_tokens // slots)
         values["pipeline_parallel_size"] = "layer" if opt.pp > 1 else None
     out: dict[str, Any] = {}
     for key, value in values.items():

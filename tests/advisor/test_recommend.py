@@ -153,3 +153,15 @@ def test_a_setup_that_misses_only_by_the_memory_fraction_is_named_as_an_action_n
                      "workload": {"prompt_tokens": 512, "output_tokens": 128, "concurrency": 1}})
     assert all(r["quantization"] for r in out["recommendations"])
     assert any("gpu_memory_utilization=0.95" in a and "enforce_eager" in a for a in out["actions"])
+
+
+@pytest.mark.parametrize(("gpu", "model"), [("A100-SXM4-80GB", "meta-llama/Llama-3.1-8B-Instruct"),
+                                            ("T4", "Qwen/Qwen2.5-7B-Instruct")])
+def test_llama_cpp_slots_share_a_context_no_larger_than_the_kv_cache(gpu, model):
+    response = recommend({"gpu": gpu, "model": model, "engine": "llama.cpp",
+                          "workload": {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}})
+    rec = response["recommendations"][0]
+    ctx, slots = rec["flags"]["ctx_size"], rec["flags"]["parallel"]
+    assert ctx <= rec["estimates"]["kv_tokens"], "--ctx-size is the whole KV cache, shared by every slot"
+    assert 1 <= slots <= 16
+    assert ctx // slots >= 1024 + 256, "each slot must hold one request of the workload"
