@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence
 from ontology.vocabulary import spec_for
 
@@ -82,17 +83,8 @@ def extract_improvements(sentences: list[Sentence], subject: str, bare_speedup: 
                     continue
                 seen.add(key)
                 spec = spec_for(parameter)
-                facts.append({
-                    "kind": spec.kind if spec else "constraint",
-                    "subject": subject,
-                    "parameter": parameter,
-                    "value": value,
-                    "unit": "%" if percent else "x",
-                    "condition": None,
-                    "effect": None,
-                    "page": sentence.page,
-                    "quote": sentence.quote(match.start(), match.end()),
-                    "confidence": 0.65,
-                    "extractor": "rules",
-                })
+                facts.append(new_fact(spec.kind if spec else "constraint", subject, parameter, value=value,
+                                      unit="%" if percent else "x", page=sentence.page,
+                                      quote=sentence.quote(match.start(), match.end()), confidence=0.65,
+                                      extractor="rules"))
     return facts

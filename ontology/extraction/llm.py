@@ -18,6 +18,7 @@ from pathlib import Path
 import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ontology.extraction.facts import new_fact
 from ontology.extraction.tradeoffs import TradeOffCandidate
 from ontology.vocabulary import parameter_specs
 
@@ -155,19 +156,10 @@ class LlmExtractor:
             return None, (raw, str(exc))
         if not answer.is_trade_off:
             return None, None
-        fact = {
-            "kind": "trade_off",
-            "subject": subject,
-            "parameter": answer.parameter,
-            "value": None,
-            "unit": None,
-            "condition": None,
-            "effect": f"improves {answer.improves.strip()}; worsens {answer.worsens.strip()}",
-            "page": candidate.sentence.page,
-            "quote": candidate.sentence.quote(),
-            "confidence": 0.6 if answer.parameter in candidate.parameters else 0.4,
-            "extractor": "llm",
-        }
+        fact = new_fact("trade_off", subject, answer.parameter,
+                        effect=f"improves {answer.improves.strip()}; worsens {answer.worsens.strip()}",
+                        page=candidate.sentence.page, quote=candidate.sentence.quote(),
+                        confidence=0.6 if answer.parameter in candidate.parameters else 0.4, extractor="llm")
         return fact, None
 
     def extract(self, candidates: list[TradeOffCandidate], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence
 from ontology.vocabulary import spec_for
 
@@ -234,17 +235,7 @@ def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
                     key = (parameter, value.replace(" ", ""), sentence.page)
                     if key in found and (found[key][0] <= table) and len(found[key][1]["quote"]) <= len(quote):
                         continue  # keep the prose sentence, then the shorter one
-                    found[key] = (table, {
-                        "kind": _kind(spec.kind, match, sentence) if spec else "constraint",
-                        "subject": subject,
-                        "parameter": parameter,
-                        "value": value,
-                        "unit": unit,
-                        "condition": None,
-                        "effect": None,
-                        "page": sentence.page,
-                        "quote": quote,
-                        "confidence": rule.confidence,
-                        "extractor": "rules",
-                    })
+                    kind = _kind(spec.kind, match, sentence) if spec else "constraint"
+                    found[key] = (table, new_fact(kind, subject, parameter, value=value, unit=unit, page=sentence.page,
+                                                  quote=quote, confidence=rule.confidence, extractor="rules"))
     return [fact for _, fact in found.values()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence
 from ontology.vocabulary import parameters_mentioned, spec_for
 
@@ -83,17 +84,7 @@ def rule_trade_offs(candidates: list[TradeOffCandidate], subject: str, max_param
             continue
         quote = candidate.sentence.quote()
         for parameter in candidate.parameters[:max_parameters]:
-            facts.append({
-                "kind": "trade_off",
-                "subject": subject,
-                "parameter": parameter,
-                "value": None,
-                "unit": None,
-                "condition": None,
-                "effect": candidate.sentence.text[:600],
-                "page": candidate.sentence.page,
-                "quote": quote,
-                "confidence": min(0.3 + 0.05 * candidate.score, 0.6),
-                "extractor": "rules",
-            })
+            facts.append(new_fact("trade_off", subject, parameter, effect=candidate.sentence.text[:600],
+                                  page=candidate.sentence.page, quote=quote,
+                                  confidence=min(0.3 + 0.05 * candidate.score, 0.6), extractor="rules"))
     return facts
