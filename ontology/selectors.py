@@ -16,7 +16,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from ontology.embeddings import embed_one
-from ontology.models import Entity, ExtractionRun, Fact, FactRevision, SearchDocument
+from ontology.models import Entity, ExtractionRun, Fact, FactRevision
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
@@ -48,13 +48,17 @@ onto AS (
               ORDER BY status = 'verified' DESC, confidence DESC, id LIMIT %(onto_pool)s) f
         JOIN ontology_searchdocument d ON d.fact_id = f.id
         WHERE d.doc_type = ANY(%(types)s)
-        ORDER BY dist LIMIT %(k)s) o)
-SELECT COALESCE(vec.id, fts.id, onto.id) AS id,
-       COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0)
-       + COALESCE(1.0 / (%(rrf)s + onto.r), 0) AS score
-FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
-         FULL OUTER JOIN onto ON onto.id = COALESCE(vec.id, fts.id)
-ORDER BY score DESC, id LIMIT %(limit)s
+        ORDER BY dist LIMIT %(k)s) o),
+fused AS (
+    SELECT COALESCE(vec.id, fts.id, onto.id) AS id,
+           COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0)
+           + COALESCE(1.0 / (%(rrf)s + onto.r), 0) AS score
+    FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+             FULL OUTER JOIN onto ON onto.id = COALESCE(vec.id, fts.id)
+    ORDER BY score DESC, id LIMIT %(limit)s)
+SELECT d.doc_type, p.arxiv_id, d.page, d.text, fused.score, d.fact_id, d.section_id
+FROM fused JOIN ontology_searchdocument d ON d.id = fused.id JOIN papers_paper p ON p.id = d.paper_id
+ORDER BY fused.score DESC, fused.id
 """
 
 
@@ -85,17 +89,13 @@ def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPE
     with connection.cursor() as cursor:
         cursor.execute(_HYBRID_SQL, params)
         ranked = cursor.fetchall()
-    docs = SearchDocument.objects.select_related("paper").defer("embedding", "search_vector", "paper__abstract").in_bulk(
-        [row[0] for row in ranked])
     results = []
-    for doc_id, score in ranked:
-        doc = docs[doc_id]
-        result = {"type": doc.doc_type, "paper": doc.paper.arxiv_id, "page": doc.page, "text": doc.text,
-                  "score": round(float(score), 6)}
-        if doc.fact_id:
-            result["fact_id"] = doc.fact_id
-        if doc.section_id:
-            result["section_id"] = doc.section_id
+    for doc_type, arxiv_id, page, text, score, fact_id, section_id in ranked:
+        result = {"type": doc_type, "paper": arxiv_id, "page": page, "text": text, "score": round(float(score), 6)}
+        if fact_id:
+            result["fact_id"] = fact_id
+        if section_id:
+            result["section_id"] = section_id
         results.append(result)
     return results
 
