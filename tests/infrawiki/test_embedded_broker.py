@@ -26,7 +26,7 @@ def test_a_worker_on_the_embedded_postgres_broker_runs_a_queued_task(transaction
     env["DATABASE_URL"] = url
     worker = start_celery_worker(env, ROOT / ".infrawiki" / "test-logs" / f"embedded-{os.getpid()}.log", queues="parse")
     try:
-        publisher = Celery("embedded-test", broker=sqlalchemy_broker_url(url))
+        publisher = Celery("embedded-test", broker=sqlalchemy_broker_url(url), set_as_current=False)
         with publisher.connection_for_write() as connection:
             publisher.send_task("papers.tasks.score_paper_task", args=[paper.pk], queue="parse",
                                 connection=connection)

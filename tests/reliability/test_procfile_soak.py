@@ -102,7 +102,7 @@ def test_honcho_runs_every_procfile_process_as_its_own_process(procfile_stack: S
 def test_api_traffic_while_the_pipeline_scores_the_corpus_has_no_server_errors(procfile_stack: Stack) -> None:
     with psycopg.connect(procfile_stack.database_url) as conn:
         paper_ids = [row[0] for row in conn.execute("SELECT id FROM papers_paper ORDER BY id")]
-    publisher = Celery("soak", broker=procfile_stack.broker_url)
+    publisher = Celery("soak", broker=procfile_stack.broker_url, set_as_current=False)
     with publisher.connection_for_write() as connection:
         for paper_id in paper_ids:
             publisher.send_task("papers.tasks.score_paper_task", args=[paper_id], queue="parse",

@@ -33,7 +33,7 @@ class Stack:
         self.env = {**os.environ, "DATABASE_URL": postgres.url, "CELERY_BROKER_URL": redis.url,
                     # redeliver a dead worker's task after 5 s, scanning every second (not 100 s)
                     "CELERY_BROKER_TRANSPORT_OPTIONS": json.dumps(TRANSPORT)}
-        self.publisher = Celery("fault-test", broker=redis.url)
+        self.publisher = Celery("fault-test", broker=redis.url, set_as_current=False)
         self.publisher.conf.broker_transport_options = TRANSPORT
         self.publisher.conf.broker_connection_retry_on_startup = True
 
