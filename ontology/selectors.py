@@ -215,19 +215,9 @@ def fact_history(fact_id: int) -> QuerySet[FactRevision]:
 def fact_rows(*, kind: str | None = None, parameter: str | None = None, subject: str | None = None,
               paper: str | None = None, status: str | None = None, entity: str | None = None) -> QuerySet[Fact]:
     """Facts filtered as the API and pages ask (paper = arXiv id, subject case-insensitive)."""
-    facts = Fact.objects.select_related("paper", "entity")
-    if kind:
-        facts = facts.filter(kind=kind)
-    if parameter:
-        facts = facts.filter(parameter=parameter)
-    if subject:
-        facts = facts.filter(subject__iexact=subject)
-    if paper:
-        facts = facts.filter(paper__arxiv_id=paper)
-    if status:
-        facts = facts.filter(status=status)
-    if entity:
-        facts = facts.filter(entity__key=entity)
+    lookups = {"kind": kind, "parameter": parameter, "subject__iexact": subject, "paper__arxiv_id": paper,
+               "status": status, "entity__key": entity}
+    facts = Fact.objects.select_related("paper", "entity").filter(**{k: v for k, v in lookups.items() if v})
     return facts.order_by("paper__arxiv_id", "page", "id")
 
 
