@@ -15,7 +15,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
-from ontology.embeddings import embed_one
+from ontology.embeddings import embed, embed_one
 from ontology.models import Entity, ExtractionRun, Fact, FactRevision
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
@@ -108,6 +108,12 @@ def _evidence(fact: Fact) -> dict[str, Any]:
         "fact_id": fact.pk, "kind": fact.kind, "subject": fact.subject, "parameter": fact.parameter,
         "value": fact.value or None, "unit": fact.unit or None,
     }
+
+
+def text_embeddings(texts: list[str]):
+    """Vectors for `texts` from the same model as the search index, for other apps' similarity
+    (the digest's "more like this"); rows are unit length, so a dot product is the cosine."""
+    return embed(texts)
 
 
 def evidence_for(query: str, subjects: list[str] | None = None, parameters: list[str] | None = None,

@@ -1,14 +1,14 @@
 """"More like this": a paper's nearest neighbours by embedding of title and abstract (arxiv-sanity style).
 
 Built once per digest run (one embedding pass over all papers) and queried per digest item. The
-vectors come from the ontology's embedding helper (the packaged all-MiniLM-L6-v2; nothing is
+vectors come from the ontology's selector `text_embeddings` (the packaged all-MiniLM-L6-v2; nothing is
 downloaded), the one place the project loads that model.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ontology.embeddings import embed
+from ontology.selectors import text_embeddings
 from papers.models import Paper
 
 
@@ -19,7 +19,7 @@ class SimilarityIndex:
         self.papers = papers
         self.row = {paper.id: i for i, paper in enumerate(papers)}
         texts = [f"{paper.title}. {paper.abstract}".strip() for paper in papers]
-        self.vectors = embed(texts)
+        self.vectors = text_embeddings(texts)
 
     @classmethod
     def build(cls) -> SimilarityIndex:
