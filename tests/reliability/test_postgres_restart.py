@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from tests.conftest import ROOT
-from tests.reliability.conftest import free_port, wait_until
+from tests.reliability.conftest import free_port, http_status, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -24,19 +24,12 @@ def web(private_postgres) -> Iterator[str]:
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
-    wait_until(lambda: _status(base + "/health") == 200, 60, "gunicorn to serve /health")
+    wait_until(lambda: http_status(base + "/health") == 200, 60, "gunicorn to serve /health")
     try:
         yield base
     finally:
         proc.terminate()
         proc.wait(timeout=20)
-
-
-def _status(url: str) -> int | None:
-    try:
-        return requests.get(url, timeout=5).status_code
-    except requests.ConnectionError:
-        return None
 
 
 def test_web_reports_the_outage_cleanly_and_recovers_when_postgres_is_back(private_postgres, web: str) -> None:
@@ -48,6 +41,6 @@ def test_web_reports_the_outage_cleanly_and_recovers_when_postgres_is_back(priva
     assert down.json()["status"] == "unavailable"
 
     private_postgres.start()
-    wait_until(lambda: _status(web + "/health") == 200, 30, "/health to recover after the restart")
+    wait_until(lambda: http_status(web + "/health") == 200, 30, "/health to recover after the restart")
     for _ in range(4):  # every gunicorn worker's connection must have recovered, not just one
         assert requests.get(web + "/", timeout=10).status_code == 200

