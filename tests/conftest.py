@@ -37,6 +37,17 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+def wait_until(check, timeout: float, what: str, interval: float = 0.2):
+    """Poll `check()` until it returns a truthy value; fail the test naming `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """../shared beside the checkout (or INFRAWIKI_SHARED_DIR): corpus PDFs, recorded API traffic, eval sets."""

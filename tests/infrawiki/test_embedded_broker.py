@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 from celery import Celery
@@ -11,7 +10,7 @@ from kombu.transport.sqlalchemy import Channel as SqlAlchemyChannel
 from infrawiki.runtime import database_url, sqlalchemy_broker_url
 from papers.models import Paper
 from papers.models.scoring import Score
-from tests.conftest import ROOT, start_celery_worker, stop_celery_worker
+from tests.conftest import ROOT, start_celery_worker, stop_celery_worker, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -34,10 +33,7 @@ def test_a_worker_on_the_embedded_postgres_broker_runs_a_queued_task(transaction
         # database can be dropped at teardown.
         for engine, _session in SqlAlchemyChannel._engines.values():
             engine.dispose()
-        deadline = time.monotonic() + 60
-        while not Score.objects.filter(paper=paper).exists():
-            assert time.monotonic() < deadline, "the task queued in PostgreSQL was never run"
-            time.sleep(0.5)
+        wait_until(Score.objects.filter(paper=paper).exists, 60, "the task queued in PostgreSQL to run")
     finally:
         stop_celery_worker(worker)
     assert Score.objects.filter(paper=paper).count() == 1

@@ -20,24 +20,13 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import ROOT, port_open, require
+from tests.conftest import ROOT, port_open, require, wait_until
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def wait_until(check, timeout: float, what: str, interval: float = 0.2):
-    """Poll `check()` until it returns a truthy value; fail the test naming `what` on timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 @dataclass

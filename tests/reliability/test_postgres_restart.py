@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from tests.conftest import ROOT
-from tests.reliability.conftest import free_port, http_status, wait_until
+from tests.conftest import ROOT, wait_until
+from tests.reliability.conftest import free_port, http_status
 
 pytestmark = pytest.mark.slow
 

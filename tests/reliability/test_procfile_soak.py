@@ -23,14 +23,13 @@ import pytest
 import requests
 from celery import Celery
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.reliability.conftest import (
     free_port,
     http_status,
     manage,
     running_private_postgres,
     running_private_redis,
-    wait_until,
 )
 
 pytestmark = pytest.mark.slow

@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from celery import Celery
 
-from tests.conftest import ROOT, start_celery_worker, stop_celery_worker
-from tests.reliability.conftest import manage, wait_until
+from tests.conftest import ROOT, start_celery_worker, stop_celery_worker, wait_until
+from tests.reliability.conftest import manage
 
 pytestmark = pytest.mark.slow
 SCORE = "papers.tasks.score_paper_task"
