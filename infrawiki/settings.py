@@ -18,7 +18,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("INFRAWIKI_DATA_DIR", str(BASE_DIR / ".infrawiki"))).resolve()
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = env_str("SECRET_KEY") or ("dev-only-insecure-key" if not env_bool("PRODUCTION") else "")
+# PRODUCTION=1: behind TLS, hashed static files, no development secret.
+PRODUCTION = env_bool("PRODUCTION", False)
+SECRET_KEY = env_str("SECRET_KEY") or ("" if PRODUCTION else "dev-only-insecure-key")
 if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when PRODUCTION=1")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
@@ -95,19 +97,19 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # elsewhere WhiteNoise serves straight from the apps' static folders, so no collectstatic is needed.
 _STATIC_BACKEND = (
     "whitenoise.storage.CompressedManifestStaticFilesStorage"
-    if env_bool("PRODUCTION", False)
+    if PRODUCTION
     else "django.contrib.staticfiles.storage.StaticFilesStorage"
 )
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": _STATIC_BACKEND},
 }
-WHITENOISE_USE_FINDERS = not env_bool("PRODUCTION", False)
+WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = DATA_DIR / "media"
 LOGIN_URL = "/login/"  # the site's own page: the admin login admits staff only
 
 # --- production hardening (PRODUCTION=1 behind TLS) --------------------------------------
-if env_bool("PRODUCTION", False):
+if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
