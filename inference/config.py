@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
+from inference.layers.linear import int8_available
+
 
 def _cpu_has_fast_bf16() -> bool:
     """bf16 matmuls are only fast on CPUs with native bf16 dot products (AVX512-BF16 or AMX)."""
@@ -19,6 +21,9 @@ def _cpu_has_fast_bf16() -> bool:
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+QUANTIZATIONS = ("auto", "none", "int8")
 
 
 def resolve_dtype(dtype: str, device: str) -> torch.dtype:
@@ -44,6 +49,11 @@ class Config:
     `model` is a GGUF file, a Hugging Face safetensors folder, or None/"default" for the packaged
     Qwen2.5-Coder-0.5B-Instruct GGUF. KV-cache size is `num_kvcache_blocks` blocks of `block_size`
     tokens; when not given it is derived from `kv_cache_memory_gib`.
+
+    `quantization`: "none" keeps dense weights in the compute dtype (exact against transformers);
+    "int8" runs the projections as W8A8 int8 on the CPU (layers/linear.py); "auto" picks int8 only when
+    both dtype and quantization were left to the engine and the CPU would otherwise compute in float32
+    (no native bf16), the case where int8 is ~4x faster. An explicit dtype therefore means dense weights.
     """
 
     model: str | None = None
@@ -56,6 +66,7 @@ class Config:
     num_kvcache_blocks: int | None = None
     kv_cache_memory_gib: float = 1.0
     enable_prefix_caching: bool = True
+    quantization: str = "auto"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -71,6 +82,15 @@ class Config:
             raise ValueError(f"max_num_batched_tokens must be >= 1, got {self.max_num_batched_tokens}")
         if self.max_model_len < 2:
             raise ValueError(f"max_model_len must be >= 2, got {self.max_model_len}")
+        if self.quantization not in QUANTIZATIONS:
+            raise ValueError(f"quantization must be one of {', '.join(QUANTIZATIONS)}; got {self.quantization!r}")
+        if self.quantization == "int8":
+            if self.device != "cpu":
+                raise ValueError("quantization='int8' is a CPU path (fbgemm); use 'none' on CUDA")
+            if self.dtype not in ("auto", "float32"):
+                raise ValueError(f"quantization='int8' computes activations in float32; drop dtype={self.dtype!r}")
+            if not int8_available():
+                raise ValueError("quantization='int8' needs torch's fbgemm kernels (x86 CPU wheels); use 'none'")
         if self.num_kvcache_blocks is not None and self.num_kvcache_blocks * self.block_size < self.max_model_len:
             raise ValueError(
                 f"num_kvcache_blocks={self.num_kvcache_blocks} x block_size={self.block_size} cannot hold one "
@@ -78,5 +98,14 @@ class Config:
             )
 
     @property
+    def int8(self) -> bool:
+        """Whether the projections run as int8 (see `quantization`)."""
+        if self.quantization == "auto":
+            return (self.dtype == "auto" and self.device == "cpu" and int8_available()
+                    and resolve_dtype("auto", "cpu") == torch.float32)
+        return self.quantization == "int8"
+
+    @property
     def torch_dtype(self) -> torch.dtype:
-        return resolve_dtype(self.dtype, self.device)
+        """Compute dtype of activations, the KV cache and dense weights (float32 under int8)."""
+        return torch.float32 if self.int8 else resolve_dtype(self.dtype, self.device)

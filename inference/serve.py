@@ -18,6 +18,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--quantization", default="auto", choices=["auto", "none", "int8"],
+                   help="int8: W8A8 projections on the CPU; auto: int8 where the CPU lacks native bf16 and --dtype is auto")
     p.add_argument("--block-size", type=int, default=16)
     p.add_argument("--max-num-seqs", type=int, default=32)
     p.add_argument("--max-num-batched-tokens", type=int, default=512)
@@ -31,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        config = Config(model=args.model, device=args.device, dtype=args.dtype, block_size=args.block_size,
+        config = Config(model=args.model, device=args.device, dtype=args.dtype, quantization=args.quantization,
+                        block_size=args.block_size,
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                         max_model_len=args.max_model_len, kv_cache_memory_gib=args.kv_cache_memory_gib,
                         enable_prefix_caching=not args.no_prefix_caching)

@@ -123,14 +123,15 @@ class DecoderForCausalLM(nn.Module):
         x = self.norm(x.index_select(0, logits_rows))
         return self.lm_head(x)
 
-    def prepare_for_inference(self) -> None:
-        """Once, after loading: prepack the projections where the hardware has a faster layout (layers/linear.py).
-        A tied output head is untied first: the embedding keeps its plain rows, the head gets a packed copy."""
+    def prepare_for_inference(self, int8: bool = False) -> None:
+        """Once, after loading: prepack (or with `int8`, quantise) the projections for the CPU kernels
+        (layers/linear.py). A tied output head is untied first: the embedding keeps its plain rows, the head
+        gets a packed copy."""
         if self.cfg.tie_word_embeddings and self.lm_head.weight is self.embed_tokens.weight:
             self.lm_head.weight = nn.Parameter(self.embed_tokens.weight.detach().clone(), requires_grad=False)
         for module in self.modules():
             if isinstance(module, Linear):
-                module.pack()
+                module.pack(int8)
 
     def weight_bytes_per_token(self) -> int:
         """Bytes of weights one decode step reads: every projection and norm, not the embedding table."""

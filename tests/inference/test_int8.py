@@ -1,0 +1,103 @@
+"""The int8 projection path (W8A8, fbgemm): when "auto" picks it, that per-token activation scales keep
+outlier tokens from spoiling their neighbours, and that the default model's next-token choices stay those
+of the exact float32 engine."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from inference import LLM, SamplingParams
+from inference import config as config_module
+from inference.config import Config
+from inference.layers.linear import Linear, int8_linear, pack_int8
+
+pytestmark = pytest.mark.skipif(not config_module.int8_available(), reason="torch was built without fbgemm")
+
+
+def test_auto_picks_int8_only_for_an_engine_that_would_otherwise_compute_in_float32(monkeypatch):
+    monkeypatch.setattr(config_module, "_cpu_has_fast_bf16", lambda: False)
+    assert Config().int8 and Config().torch_dtype == torch.float32
+    assert not Config(dtype="float32").int8  # an explicit dtype means dense weights (exact vs transformers)
+    assert not Config(quantization="none").int8
+    monkeypatch.setattr(config_module, "_cpu_has_fast_bf16", lambda: True)
+    assert not Config().int8 and Config().torch_dtype == torch.bfloat16
+    assert Config(quantization="int8").int8 and Config(quantization="int8").torch_dtype == torch.float32
+
+
+@pytest.mark.parametrize(("kwargs", "names"), [
+    (dict(quantization="int4"), "quantization"),
+    (dict(quantization="int8", dtype="bfloat16"), "dtype"),
+])
+def test_impossible_quantization_settings_fail_at_start_naming_the_knob(kwargs, names):
+    with pytest.raises(ValueError, match=names):
+        Config(**kwargs)
+
+
+def test_per_token_scales_keep_an_outlier_token_from_coarsening_the_others():
+    torch.manual_seed(0)
+    weight, bias = torch.randn(256, 512) / 512**0.5, torch.randn(256)
+    x = torch.randn(8, 512)
+    x[3] *= 200.0  # one token with huge activations, as a long prompt's attention-sink token has
+    exact = x @ weight.T + bias
+    packed = pack_int8(weight)
+    error = lambda y, rows=slice(None): ((y - exact[rows]).norm(dim=1) / exact[rows].norm(dim=1))  # noqa: E731
+    ours = error(int8_linear(x, packed, bias))
+    per_tensor = error(torch.ops.quantized.linear_dynamic(x, packed, True) + bias)
+    assert ours.max() < 0.03
+    assert per_tensor[[0, 1, 2, 4, 5, 6, 7]].min() > 3 * ours.max()  # what the per-token scales buy
+    assert error(int8_linear(x[5:6], packed, bias), slice(5, 6)).item() < 0.03  # the batch-1 shortcut
+
+
+def test_an_int8_layer_reads_a_quarter_of_the_float32_bytes():
+    layer = Linear(512, 256)
+    dense = layer.weight_bytes()
+    layer.pack(int8=True)
+    assert layer.packed_int8 is not None and layer.weight.numel() == 0  # the float32 copy is dropped
+    assert layer.weight_bytes() < 0.3 * dense
+
+
+def next_token_logits(llm: LLM, token_ids: list[int]) -> torch.Tensor:
+    """The logits `llm` samples its next token from after `token_ids` (prefix-cached, so cheap to repeat)."""
+    llm.engine.runner.keep_logits = True
+    llm.engine.runner.kept_logits.clear()
+    llm.generate([token_ids], SamplingParams(max_tokens=1, temperature=0))
+    return next(iter(llm.engine.runner.kept_logits.values()))[0]
+
+
+def float32_continuation(llm: LLM, prompt: str | list[int], n: int) -> tuple[list[int], list[torch.Tensor]]:
+    """The exact engine's greedy continuation: the prefixes to feed (teacher forcing) and its logits at each."""
+    llm.engine.runner.keep_logits = True
+    out = llm.generate([prompt], SamplingParams(max_tokens=n, temperature=0, ignore_eos=True))[0]
+    rows = llm.engine.runner.kept_logits[out.request_id]
+    return [out.prompt_token_ids + out.token_ids[:i] for i in range(n)], rows
+
+
+def test_a_tiny_model_under_int8_stays_close_to_its_float32_logits(tiny_model_dir):
+    reference = LLM(str(tiny_model_dir), dtype="float32", max_num_batched_tokens=64)
+    quantized = LLM(str(tiny_model_dir), quantization="int8", max_num_batched_tokens=64)
+    for prompt in ([5, 17, 42, 99, 3, 250, 7], list(range(30, 70))):
+        prefixes, ref_rows = float32_continuation(reference, prompt, 8)
+        for prefix, ref_row in zip(prefixes, ref_rows, strict=True):
+            cosine = torch.nn.functional.cosine_similarity(next_token_logits(quantized, prefix), ref_row, dim=0)
+            assert cosine > 0.995
+
+
+@pytest.mark.slow
+def test_the_default_model_under_int8_keeps_the_float32_engines_next_token_choices():
+    prompt = ("<|im_start|>user\nList three ways continuous batching changes LLM serving throughput."
+              "<|im_end|>\n<|im_start|>assistant\n")
+    dense = LLM(None, dtype="float32", max_num_batched_tokens=256)
+    prefixes, ref_rows = float32_continuation(dense, prompt, 32)
+    del dense
+    quantized = LLM(None, quantization="int8", max_num_batched_tokens=256)
+    assert quantized.engine.runner.model.lm_head.packed_int8 is not None
+    agree, divergence = 0, []
+    for prefix, ref_row in zip(prefixes, ref_rows, strict=True):
+        row = next_token_logits(quantized, prefix)
+        agree += int(row.argmax() == ref_row.argmax())
+        divergence.append(torch.nn.functional.kl_div(row.log_softmax(-1), ref_row.log_softmax(-1), log_target=True,
+                                                     reduction="sum").item())
+    mean_kl = sum(divergence) / len(divergence)
+    assert agree >= 0.85 * len(ref_rows), f"int8 picked the float32 engine's token at {agree}/{len(ref_rows)} steps"
+    assert mean_kl < 0.05, f"mean KL(float32 || int8) = {mean_kl:.3f}"
