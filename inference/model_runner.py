@@ -78,7 +78,8 @@ class ModelRunner:
             meta.decode_block_tables = torch.tensor(padded, dtype=torch.long, device=self.device)
             key_pos = torch.arange(width * bs, device=self.device)
             lens = torch.tensor(decode_lens, device=self.device)
-            meta.decode_mask = key_pos.unsqueeze(0) < lens.unsqueeze(1)
+            padding = key_pos.unsqueeze(0) >= lens.unsqueeze(1)
+            meta.decode_bias = torch.zeros(padding.shape, device=self.device).masked_fill_(padding, float("-inf"))[:, None]
         as_tensor = lambda xs: torch.tensor(xs, dtype=torch.long, device=self.device)  # noqa: E731
         return as_tensor(ids), as_tensor(positions), meta, as_tensor(logits_rows)
 

@@ -19,14 +19,13 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos", emb.cos(), persistent=False)
         self.register_buffer("sin", emb.sin(), persistent=False)
 
-    def forward(self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """q: [T, H, D], k: [T, Hkv, D]; returns both rotated, in their own dtype."""
-        cos = self.cos.index_select(0, positions).unsqueeze(1)
-        sin = self.sin.index_select(0, positions).unsqueeze(1)
-        return _rotate(q, cos, sin), _rotate(k, cos, sin)
+    def lookup(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin for each token's position, [T, 1, D]: gathered once per step, shared by every layer."""
+        return self.cos.index_select(0, positions).unsqueeze(1), self.sin.index_select(0, positions).unsqueeze(1)
 
 
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate x [T, heads, D] by its tokens' cos/sin; queries and keys go through together as one tensor."""
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     rotated = torch.cat((-x2, x1), dim=-1)

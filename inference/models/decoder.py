@@ -16,7 +16,7 @@ from torch import nn
 from inference.layers.attention import AttentionMetadata, PagedAttention
 from inference.layers.linear import Linear
 from inference.layers.norm import RMSNorm
-from inference.layers.rotary import RotaryEmbedding
+from inference.layers.rotary import RotaryEmbedding, apply_rotary
 
 
 @dataclass
@@ -60,15 +60,14 @@ class Attention(nn.Module):
         self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=False)
         self.attn = PagedAttention(cfg.num_heads, cfg.num_kv_heads, cfg.head_dim)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, rotary: RotaryEmbedding,
-                meta: AttentionMetadata) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], meta: AttentionMetadata) -> torch.Tensor:
         c = self.cfg
-        q, k, v = self.qkv_proj(x).split([c.q_size, c.kv_size, c.kv_size], dim=-1)
-        q = q.view(-1, c.num_heads, c.head_dim)
-        k = k.view(-1, c.num_kv_heads, c.head_dim)
-        v = v.view(-1, c.num_kv_heads, c.head_dim)
-        q, k = rotary(positions, q, k)
-        o = self.attn(q, k, v.contiguous(), meta)
+        qkv = self.qkv_proj(x)
+        # q and k sit side by side in the fused output: rotate them as one [T, H + Hkv, D] tensor
+        qk = apply_rotary(qkv[:, : c.q_size + c.kv_size].view(-1, c.num_heads + c.num_kv_heads, c.head_dim), *rope)
+        q, k = qk.split([c.num_heads, c.num_kv_heads], dim=1)
+        v = qkv[:, c.q_size + c.kv_size :].view(-1, c.num_kv_heads, c.head_dim)
+        o = self.attn(q, k, v, meta)
         return self.o_proj(o.flatten(1))
 
 
@@ -92,9 +91,8 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, rotary: RotaryEmbedding,
-                meta: AttentionMetadata) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), positions, rotary, meta)
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], meta: AttentionMetadata) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), rope, meta)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -118,8 +116,9 @@ class DecoderForCausalLM(nn.Module):
                 logits_rows: torch.Tensor) -> torch.Tensor:
         """Hidden states for all T tokens, but the output head only for `logits_rows` (the sampling positions)."""
         x = self.embed_tokens(input_ids)
+        rope = self.rotary.lookup(positions)
         for layer in self.layers:
-            x = layer(x, positions, self.rotary, meta)
+            x = layer(x, rope, meta)
         x = self.norm(x.index_select(0, logits_rows))
         return self.lm_head(x)
 
