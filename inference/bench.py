@@ -6,6 +6,11 @@ transformers `generate` on one static left-padded batch, of transformers one req
 llama.cpp one request at a time when `llama_cpp` is importable; the KV cache's waste at its peak;
 batch-1 decode tokens/s and its share of the memory-bandwidth bound (weight bytes read per token /
 measured copy bandwidth). Not a test: timings depend on the machine and on whatever else runs on it.
+
+When the engine runs its int8 projections (the CPU default where there is no native bf16), the run
+also measures the engine with dense weights in transformers' own dtype, and transformers with this
+engine's int8 layer swapped into every projection: the engine-vs-transformers ratio can then be read
+both as shipped and at equal arithmetic, where only batching and scheduling differ.
 """
 
 from __future__ import annotations
@@ -88,6 +93,16 @@ def run_engine(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
             "preemptions": engine.scheduler.num_preemptions}
 
 
+def batch1(engine: LLMEngine, prompt: list[int], bandwidth_gbs: float, read_bandwidth_gbs: float) -> dict[str, float]:
+    """Batch-1 decode speed against the bound set by the bytes of weights one step reads."""
+    decode = batch1_decode(engine, prompt, 48)
+    per_token = engine.runner.model.weight_bytes_per_token()
+    bound = bandwidth_gbs * 1e9 / per_token
+    return {"decode_tok_s": decode, "copy_bandwidth_gb_s": bandwidth_gbs, "weight_bytes_per_token": per_token,
+            "bound_tok_s": bound, "share_of_bound": decode / bound, "read_bandwidth_gb_s": read_bandwidth_gbs,
+            "share_of_read_bound": decode * per_token / (read_bandwidth_gbs * 1e9)}
+
+
 def batch1_decode(engine: LLMEngine, prompt: list[int], n: int) -> float:
     """Decode tokens/s of one sequence alone (prefill excluded)."""
     seq = engine.add_request(prompt, SamplingParams(max_tokens=n + 1, temperature=0, ignore_eos=True))
@@ -147,6 +162,24 @@ def llama_cpp_one_at_a_time(gguf_path: str, reqs: list[Request]) -> dict[str, fl
     return {"tok_s": sum(r.output_len for r in reqs) / elapsed, "seconds": elapsed}
 
 
+def with_int8_projections(model: Any) -> Any:
+    """transformers' model with every nn.Linear (not the embedding) replaced, in place, by this engine's int8
+    layer: the same int8 arithmetic on both sides, so what remains between them is batching and scheduling."""
+    from torch import nn
+
+    from inference.layers.linear import Linear
+
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is nn.Linear:
+                with torch.device("meta"):
+                    layer = Linear(child.in_features, child.out_features, bias=child.bias is not None)
+                layer.weight, layer.bias = child.weight, child.bias
+                layer.pack(int8=True)
+                setattr(parent, name, layer)
+    return model
+
+
 # -- models --------------------------------------------------------------------------------------------------
 
 QWEN25_7B = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
@@ -190,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="GGUF or HF folder (default: the packaged Qwen2.5-Coder-0.5B)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="auto")
+    p.add_argument("--quantization", default="auto", choices=["auto", "none", "int8"])
     p.add_argument("--random-7b", action="store_true", help="random weights with Qwen2.5-7B dimensions (for GPUs)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads for every run (default: torch's); 1 avoids OpenMP stalls on a busy machine")
@@ -202,8 +236,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    config = Config(model=args.model, device=args.device, dtype=args.dtype, max_num_seqs=args.requests,
-                    max_num_batched_tokens=args.max_num_batched_tokens, kv_cache_memory_gib=1.0, seed=args.seed)
+    def engine_config(quantization: str) -> Config:
+        return Config(model=args.model, device=args.device, dtype=args.dtype, quantization=quantization,
+                      max_num_seqs=args.requests, max_num_batched_tokens=args.max_num_batched_tokens,
+                      kv_cache_memory_gib=1.0, seed=args.seed)
+
+    config = engine_config(args.quantization)
     dtype = config.torch_dtype
     hf = None
     if args.random_7b:
@@ -212,23 +250,27 @@ def main(argv: list[str] | None = None) -> int:
         loaded = load_model(args.model, dtype, args.device)
     engine = LLMEngine(config, loaded)
     reqs = workload(args.seed, args.requests, loaded.config.vocab_size)
+    weights = "int8 weights, float32 activations" if config.int8 else str(dtype).removeprefix("torch.")
     results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
-                               "threads": torch.get_num_threads(), "requests": len(reqs),
+                               "weights": weights, "threads": torch.get_num_threads(), "requests": len(reqs),
                                "useful_output_tokens": sum(r.output_len for r in reqs)}
     say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
-    say(f"model {loaded.name} on {args.device} ({results['dtype']}, {results['threads']} threads): {len(reqs)} requests, "
+    say(f"model {loaded.name} on {args.device} ({weights}, {results['threads']} threads): {len(reqs)} requests, "
         f"{results['useful_output_tokens']} useful output tokens")
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
     results["engine"] = run_engine(engine, reqs)
     say(f"  this engine: {results['engine']['tok_s']:.1f} tok/s")
-    bw = copy_bandwidth_gbs(args.device)
-    per_token = engine.runner.model.weight_bytes_per_token()
-    decode = batch1_decode(engine, reqs[0].prompt[:32], 48)
-    bound = bw * 1e9 / per_token
-    read_bw = read_bandwidth_gbs(args.device)
-    results["batch1"] = {"decode_tok_s": decode, "copy_bandwidth_gb_s": bw, "weight_bytes_per_token": per_token,
-                         "bound_tok_s": bound, "share_of_bound": decode / bound, "read_bandwidth_gb_s": read_bw,
-                         "share_of_read_bound": decode * per_token / (read_bw * 1e9)}
+    bw, read_bw = copy_bandwidth_gbs(args.device), read_bandwidth_gbs(args.device)
+    prompt = reqs[0].prompt[:32]
+    results["batch1"] = batch1(engine, prompt, bw, read_bw)
+    if config.int8 and not args.random_7b:  # the same engine, dense weights in the anchors' dtype: equal arithmetic
+        del engine
+        dense = LLMEngine(engine_config("none"))
+        run_engine(dense, reqs[:2])
+        results["engine_dense"] = run_engine(dense, reqs)
+        say(f"  this engine, dense {results['dtype']} weights: {results['engine_dense']['tok_s']:.1f} tok/s")
+        results["batch1_dense"] = batch1(dense, prompt, bw, read_bw)
+        del dense
     if not args.skip_anchors:
         hf = hf or hf_from_gguf(args.model, dtype, args.device)
         pad = loaded.config.eos_token_ids[0] if loaded.config.eos_token_ids else 0
@@ -237,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         results["hf_one_at_a_time"] = hf_one_at_a_time(hf, reqs, args.device, pad)
         if not args.random_7b:
             results["llama_cpp_one_at_a_time"] = llama_cpp_one_at_a_time(str(resolve_model_path(args.model)), reqs)
+        if config.int8:
+            results["hf_static_batch_int8"] = hf_static_batch(with_int8_projections(hf), reqs, args.device, pad)
     report(results, args.json)
     return 0
 
@@ -245,23 +289,38 @@ def report(r: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(r, indent=2))
         return
-    e, b = r["engine"], r["batch1"]
+    e = r["engine"]
     print("summary")
-    print(f"  this engine                  {e['tok_s']:8.1f} tok/s  ({e['seconds']:.1f} s, {e['preemptions']} preemptions)")
-    for key, label in (("hf_static_batch", "transformers static batch"), ("hf_one_at_a_time", "transformers one at a time"),
-                       ("llama_cpp_one_at_a_time", "llama.cpp one at a time")):
+    print(f"  {'this engine (' + r['weights'] + ')':34s} {e['tok_s']:8.1f} tok/s  ({e['seconds']:.1f} s, "
+          f"{e['preemptions']} preemptions)")
+    ratio_rows = (("hf_static_batch", "transformers static batch"), ("hf_one_at_a_time", "transformers one at a time"),
+                  ("llama_cpp_one_at_a_time", "llama.cpp one at a time"))
+    for key, label in ratio_rows:
         if key in r:
             if r[key] is None:
-                print(f"  {label:28s}  (llama_cpp not importable: skipped)")
+                print(f"  {label:34s}  (llama_cpp not importable: skipped)")
                 continue
-            print(f"  {label:28s} {r[key]['tok_s']:8.1f} tok/s  ({r[key]['seconds']:.1f} s) -> engine is "
+            print(f"  {label:34s} {r[key]['tok_s']:8.1f} tok/s  ({r[key]['seconds']:.1f} s) -> engine is "
                   f"{e['tok_s'] / r[key]['tok_s']:.2f}x")
-    print(f"  KV-cache waste at peak       {e['kv_waste_pct']:8.2f} %  (allocated but unused slots)")
-    print(f"  batch-1 decode               {b['decode_tok_s']:8.1f} tok/s; bound {b['bound_tok_s']:.1f} tok/s = "
-          f"{b['copy_bandwidth_gb_s']:.1f} GB/s copy bandwidth / {b['weight_bytes_per_token'] / 1e6:.0f} MB weights per "
-          f"token -> {100 * b['share_of_bound']:.0f}% of bound")
-    print(f"  (copy bandwidth counts bytes read + written; against the read-only stream of {b['read_bandwidth_gb_s']:.1f} "
-          f"GB/s the same decode is {100 * b['share_of_read_bound']:.0f}% of bound)")
+    if "engine_dense" in r:
+        d = r["engine_dense"]
+        print("  at equal arithmetic:")
+        print(f"    {'engine, dense ' + r['dtype']:32s} {d['tok_s']:8.1f} tok/s  ({d['seconds']:.1f} s)" + (
+              f" -> {d['tok_s'] / r['hf_static_batch']['tok_s']:.2f}x transformers static batch ({r['dtype']})"
+              if "hf_static_batch" in r else ""))
+        if "hf_static_batch_int8" in r:
+            h = r["hf_static_batch_int8"]
+            print(f"    {'transformers static batch, int8':32s} {h['tok_s']:8.1f} tok/s  ({h['seconds']:.1f} s) -> int8 engine "
+                  f"is {e['tok_s'] / h['tok_s']:.2f}x")
+    print(f"  {'KV-cache waste at peak':34s} {e['kv_waste_pct']:8.2f} %  (allocated but unused slots)")
+    for key, label in (("batch1", r["weights"]), ("batch1_dense", f"dense {r['dtype']}")):
+        if key in r:
+            b = r[key]
+            print(f"  batch-1 decode, {label}: {b['decode_tok_s']:.1f} tok/s; bound {b['bound_tok_s']:.1f} tok/s = "
+                  f"{b['copy_bandwidth_gb_s']:.1f} GB/s copy bandwidth / {b['weight_bytes_per_token'] / 1e6:.0f} MB weights "
+                  f"per token -> {100 * b['share_of_bound']:.0f}% of bound ({100 * b['share_of_read_bound']:.0f}% of the "
+                  f"{b['read_bandwidth_gb_s']:.1f} GB/s read-only stream)")
+    print("  (copy bandwidth counts bytes read + written, as STREAM's copy does)")
     sys.stdout.flush()
 
 

@@ -16,15 +16,22 @@ from .conftest import build_tiny
 
 
 @pytest.mark.slow
-def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, capsys):
+@pytest.mark.parametrize("quantization", ["none", "int8"])
+def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, capsys, quantization):
     folder = build_tiny(tmp_path / "tiny", "qwen2")
-    assert main(["--model", str(folder), "--requests", "2", "--dtype", "float32", "--json"]) == 0
+    assert main(["--model", str(folder), "--requests", "2", "--quantization", quantization, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["requests"] == 2 and report["useful_output_tokens"] >= 2 * 16
-    for key in ("engine", "hf_static_batch", "hf_one_at_a_time"):
-        assert report[key]["tok_s"] > 0
+    int8 = quantization == "int8"
+    assert report["weights"] == ("int8 weights, float32 activations" if int8 else report["dtype"])
+    equal_arithmetic = ("engine_dense", "batch1_dense", "hf_static_batch_int8")
+    for key in ("engine", "hf_static_batch", "hf_one_at_a_time", *(equal_arithmetic if int8 else ())):
+        assert report[key]["tok_s" if "batch1" not in key else "decode_tok_s"] > 0
+    assert int8 or not set(equal_arithmetic) & set(report)
     assert 0 <= report["engine"]["kv_waste_pct"] < 100
     assert report["batch1"]["share_of_bound"] > 0 and report["batch1"]["weight_bytes_per_token"] > 0
+    if int8:  # a quarter of the float32 bytes per weight (plus a scale per row)
+        assert report["batch1"]["weight_bytes_per_token"] < 0.3 * report["batch1_dense"]["weight_bytes_per_token"]
     assert report["llama_cpp_one_at_a_time"] is None or report["llama_cpp_one_at_a_time"]["tok_s"] > 0
 
 
