@@ -84,20 +84,33 @@ def test_a_tiny_model_under_int8_stays_close_to_its_float32_logits(tiny_model_di
 
 
 @pytest.mark.slow
-def test_the_default_model_under_int8_keeps_the_float32_engines_next_token_choices():
-    prompt = ("<|im_start|>user\nList three ways continuous batching changes LLM serving throughput."
-              "<|im_end|>\n<|im_start|>assistant\n")
+def test_the_default_model_under_int8_keeps_the_float32_engines_decisive_choices():
+    """Fed the float32 engine's own continuations (teacher forcing): wherever float32 is decisive (its top
+    token leads the runner-up by 0.2 probability or more) int8 picks the same token, and the mean KL
+    divergence stays small. Near-ties may flip either way, as they do between any two dtypes."""
+    prompts = [  # prompts of a realistic length; see inference/README.md on prompts of a handful of tokens
+        "import heapq\n\n\ndef dijkstra(graph: dict[str, dict[str, int]], source: str) -> dict[str, int]:\n"
+        '    """Shortest distance from source to every reachable node (non-negative edge weights)."""\n',
+        "<|im_start|>system\nYou are a careful assistant for engineers who deploy language models.<|im_end|>\n"
+        "<|im_start|>user\nList three ways continuous batching changes LLM serving throughput.<|im_end|>\n"
+        "<|im_start|>assistant\n"]
     dense = LLM(None, dtype="float32", max_num_batched_tokens=256)
-    prefixes, ref_rows = float32_continuation(dense, prompt, 32)
+    continuations = [float32_continuation(dense, prompt, 24) for prompt in prompts]
     del dense
     quantized = LLM(None, quantization="int8", max_num_batched_tokens=256)
     assert quantized.engine.runner.model.lm_head.packed_int8 is not None
-    agree, divergence = 0, []
-    for prefix, ref_row in zip(prefixes, ref_rows, strict=True):
-        row = next_token_logits(quantized, prefix)
-        agree += int(row.argmax() == ref_row.argmax())
-        divergence.append(torch.nn.functional.kl_div(row.log_softmax(-1), ref_row.log_softmax(-1), log_target=True,
-                                                     reduction="sum").item())
+    decisive, flipped, divergence = 0, [], []
+    for prefixes, ref_rows in continuations:
+        for prefix, ref_row in zip(prefixes, ref_rows, strict=True):
+            row = next_token_logits(quantized, prefix)
+            divergence.append(torch.nn.functional.kl_div(row.log_softmax(-1), ref_row.log_softmax(-1),
+                                                         log_target=True, reduction="sum").item())
+            top2 = ref_row.softmax(-1).topk(2).values
+            if top2[0] - top2[1] >= 0.2:
+                decisive += 1
+                if row.argmax() != ref_row.argmax():
+                    flipped.append(len(prefix))
     mean_kl = sum(divergence) / len(divergence)
-    assert agree >= 0.85 * len(ref_rows), f"int8 picked the float32 engine's token at {agree}/{len(ref_rows)} steps"
+    assert decisive >= 24, f"only {decisive} decisive steps: the prompts no longer test much"
+    assert not flipped, f"int8 changed a decisive float32 choice at positions {flipped}"
     assert mean_kl < 0.05, f"mean KL(float32 || int8) = {mean_kl:.3f}"
