@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     torch.set_num_threads(args.threads)
     from inference import LLM, SamplingParams  # noqa: PLC0415 - the engine is only needed here
 
-    llm = LLM(max_num_seqs=16, max_num_batched_tokens=256)
+    # dense weights: the roofline models weights and FLOPs in the compute dtype, as the engines it advises on run them
+    llm = LLM(max_num_seqs=16, max_num_batched_tokens=256, quantization="none")
     dtype = llm.config.torch_dtype
     bits = 8 * (2 if "16" in str(dtype) else 4)
     reference = anchor_s()
