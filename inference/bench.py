@@ -94,8 +94,10 @@ def run_engine(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
 
 
 def batch1(engine: LLMEngine, prompt: list[int], bandwidth_gbs: float, read_bandwidth_gbs: float) -> dict[str, float]:
-    """Batch-1 decode speed against the bound set by the bytes of weights one step reads."""
-    decode = batch1_decode(engine, prompt, 48)
+    """Batch-1 decode speed against the bound set by the bytes of weights one step reads.
+
+    Best of 3 runs, as the bandwidth is a best of several copies: bound and speed measured alike."""
+    decode = max(batch1_decode(engine, prompt, 48) for _ in range(3))
     per_token = engine.runner.model.weight_bytes_per_token()
     bound = bandwidth_gbs * 1e9 / per_token
     return {"decode_tok_s": decode, "copy_bandwidth_gb_s": bandwidth_gbs, "weight_bytes_per_token": per_token,
