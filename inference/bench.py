@@ -280,7 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         say(f"  transformers static batch: {results['hf_static_batch']['tok_s']:.1f} tok/s")
         results["hf_one_at_a_time"] = hf_one_at_a_time(hf, reqs, args.device, pad)
         if not args.random_7b:
-            results["llama_cpp_one_at_a_time"] = llama_cpp_one_at_a_time(str(resolve_model_path(args.model)), reqs)
+            path = resolve_model_path(args.model)
+            results["llama_cpp_one_at_a_time"] = llama_cpp_one_at_a_time(str(path), reqs) if path.is_file() else None
+            if results["llama_cpp_one_at_a_time"] is None:
+                results["llama_cpp_skipped"] = ("llama_cpp not importable" if path.is_file()
+                                                else "llama.cpp reads GGUF files, not a Hugging Face folder")
         if config.int8:
             results["hf_static_batch_int8"] = hf_static_batch(with_int8_projections(hf), reqs, args.device, pad)
     report(results, args.json)
@@ -300,7 +304,7 @@ def report(r: dict[str, Any], as_json: bool) -> None:
     for key, label in ratio_rows:
         if key in r:
             if r[key] is None:
-                print(f"  {label:34s}  (llama_cpp not importable: skipped)")
+                print(f"  {label:34s}  (skipped: {r['llama_cpp_skipped']})")
                 continue
             print(f"  {label:34s} {r[key]['tok_s']:8.1f} tok/s  ({r[key]['seconds']:.1f} s) -> engine is "
                   f"{e['tok_s'] / r[key]['tok_s']:.2f}x")

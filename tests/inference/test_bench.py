@@ -32,7 +32,8 @@ def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, cap
     assert report["batch1"]["share_of_bound"] > 0 and report["batch1"]["weight_bytes_per_token"] > 0
     if int8:  # a quarter of the float32 bytes per weight (plus a scale per row)
         assert report["batch1"]["weight_bytes_per_token"] < 0.3 * report["batch1_dense"]["weight_bytes_per_token"]
-    assert report["llama_cpp_one_at_a_time"] is None or report["llama_cpp_one_at_a_time"]["tok_s"] > 0
+    assert report["llama_cpp_one_at_a_time"] is None  # the tiny model is a HF folder, which llama.cpp cannot read
+    assert report["llama_cpp_skipped"] == "llama.cpp reads GGUF files, not a Hugging Face folder"
 
 
 def test_random_model_shares_its_weights_with_the_transformers_anchor():
