@@ -20,12 +20,13 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from inference.config import Config
+from inference.config import QUANTIZATIONS, Config
 from inference.engine import LLMEngine
 from inference.loader import LoadedModel, load_model, load_weights, resolve_model_path
 from inference.models import ModelConfig
@@ -44,31 +45,29 @@ def workload(seed: int, n: int, vocab: int) -> list[Request]:
             for _ in range(n)]
 
 
-def copy_bandwidth_gbs(device: str, mib: int = 512) -> float:
-    """Best-of-5 bytes moved (read + write) per second by a large tensor copy: the machine's streaming bandwidth."""
-    src = torch.ones(mib * 2**20 // 4, device=device)
-    dst = torch.empty_like(src)
+def best_seconds(fn: Callable[[], object], device: str, runs: int = 6) -> float:
+    """The fastest of `runs` timed calls (the first one, cold, rarely wins), synchronised on CUDA."""
     best = float("inf")
-    for _ in range(6):
+    for _ in range(runs):
         sync(device)
         t = time.perf_counter()
-        dst.copy_(src)
+        fn()
         sync(device)
         best = min(best, time.perf_counter() - t)
-    return 2 * src.numel() * 4 / best / 1e9
+    return best
+
+
+def copy_bandwidth_gbs(device: str, mib: int = 512) -> float:
+    """Bytes moved (read + write) per second by a large tensor copy, best of 6: the machine's streaming bandwidth."""
+    src = torch.ones(mib * 2**20 // 4, device=device)
+    dst = torch.empty_like(src)
+    return 2 * src.numel() * 4 / best_seconds(lambda: dst.copy_(src), device) / 1e9
 
 
 def read_bandwidth_gbs(device: str, mib: int = 512) -> float:
-    """Best-of-5 bytes read per second by a reduction over a large tensor (a read-only stream, for reference)."""
+    """Bytes read per second by a reduction over a large tensor, best of 6 (a read-only stream, for reference)."""
     src = torch.ones(mib * 2**20 // 4, device=device)
-    best = float("inf")
-    for _ in range(6):
-        sync(device)
-        t = time.perf_counter()
-        src.sum()
-        sync(device)
-        best = min(best, time.perf_counter() - t)
-    return src.numel() * 4 / best / 1e9
+    return src.numel() * 4 / best_seconds(src.sum, device) / 1e9
 
 
 def sync(device: str) -> None:
@@ -225,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="GGUF or HF folder (default: the packaged Qwen2.5-Coder-0.5B)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="auto")
-    p.add_argument("--quantization", default="auto", choices=["auto", "none", "int8"])
+    p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS)
     p.add_argument("--random-7b", action="store_true", help="random weights with Qwen2.5-7B dimensions (for GPUs)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads for every run (default: torch's); 1 avoids OpenMP stalls on a busy machine")

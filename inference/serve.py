@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inference.config import Config
+from inference.config import QUANTIZATIONS, Config
 from inference.engine import LLMEngine
 from inference.server import InferenceServer
 
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument("--quantization", default="auto", choices=["auto", "none", "int8"],
+    p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS,
                    help="int8: W8A8 projections on the CPU; auto: int8 where the CPU lacks native bf16 and --dtype is auto")
     p.add_argument("--block-size", type=int, default=16)
     p.add_argument("--max-num-seqs", type=int, default=32)
