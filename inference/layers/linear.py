@@ -75,7 +75,7 @@ class Linear(nn.Linear):
         """Reorder (or with `int8`, quantise) the weight for the CPU kernels; a no-op where they do not apply."""
         if self.packed is not None or self.packed_int8 is not None:
             return
-        if int8 and self.weight.device.type == "cpu" and int8_available():
+        if int8:  # Config has already checked that this is a CPU with fbgemm
             self.packed_int8 = pack_int8(self.weight)
         elif can_pack(self.weight):
             self.packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.detach(), 1)
