@@ -94,7 +94,7 @@ def plan_memory(
     fixed = weights + activations + NON_TORCH_GIB * GIB
     usable = gpu.usable_gib * GIB
     budget = fixed + max(0.0, usable - fixed) * utilization if fraction_of_free else usable * utilization
-    kv_room = budget - weights - activations - NON_TORCH_GIB * GIB
+    kv_room = budget - fixed
     kv_tokens = max(0, int(kv_room // per_token) // BLOCK_TOKENS * BLOCK_TOKENS) if kv_room > 0 else 0
 
     def result(fits: bool, reason: str | None, length: int, seqs: int) -> MemoryPlan:
