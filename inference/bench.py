@@ -237,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    def engine_config(quantization: str) -> Config:
-        return Config(model=args.model, device=args.device, dtype=args.dtype, quantization=quantization,
+    def engine_config(quantization: str, dtype: str = args.dtype) -> Config:
+        return Config(model=args.model, device=args.device, dtype=dtype, quantization=quantization,
                       max_num_seqs=args.requests, max_num_batched_tokens=args.max_num_batched_tokens,
                       kv_cache_memory_gib=1.0, seed=args.seed)
 
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     results["batch1"] = batch1(engine, prompt, bw, read_bw)
     if config.int8 and not args.random_7b:  # the same engine, dense weights in the anchors' dtype: equal arithmetic
         del engine
-        dense = LLMEngine(engine_config("none"))
+        dense = LLMEngine(engine_config("none", dtype=results["dtype"]))
         run_engine(dense, reqs[:2])
         results["engine_dense"] = run_engine(dense, reqs)
         say(f"  this engine, dense {results['dtype']} weights: {results['engine_dense']['tok_s']:.1f} tok/s")
