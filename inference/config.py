@@ -54,6 +54,9 @@ class Config:
     "int8" runs the projections as W8A8 int8 on the CPU (layers/linear.py); "auto" picks int8 only when
     both dtype and quantization were left to the engine and the CPU would otherwise compute in float32
     (no native bf16), the case where int8 is ~4x faster. An explicit dtype therefore means dense weights.
+
+    `fused_decode`: run decode-only steps on the CPU through the compiled layer loop
+    (layers/fused_decode.py) when it builds; False keeps every step on the Python reference path.
     """
 
     model: str | None = None
@@ -67,6 +70,7 @@ class Config:
     kv_cache_memory_gib: float = 1.0
     enable_prefix_caching: bool = True
     quantization: str = "auto"
+    fused_decode: bool = True
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -69,7 +69,7 @@ class LLMEngine:
         self.config = config
         self.loaded = loaded or load_model(config.model, config.torch_dtype, config.device)
         self.model_config = self.loaded.config
-        self.loaded.model.prepare_for_inference(config.int8)
+        self.fused_decode_off = self.loaded.model.prepare_for_inference(config.int8, config.fused_decode)
         self.tokenizer = self.loaded.tokenizer
         self.config.max_model_len = min(config.max_model_len, self.model_config.max_position)
         self.guided = None

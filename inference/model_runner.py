@@ -77,7 +77,7 @@ class ModelRunner:
             meta.decode_rows = torch.tensor(decode_rows, dtype=torch.long, device=self.device)
             meta.decode_block_tables = torch.tensor(padded, dtype=torch.long, device=self.device)
             key_pos = torch.arange(width * bs, device=self.device)
-            lens = torch.tensor(decode_lens, device=self.device)
+            lens = meta.decode_context_lens = torch.tensor(decode_lens, dtype=torch.long, device=self.device)
             padding = key_pos.unsqueeze(0) >= lens.unsqueeze(1)
             meta.decode_bias = torch.zeros(padding.shape, device=self.device).masked_fill_(padding, float("-inf"))[:, None]
         as_tensor = lambda xs: torch.tensor(xs, dtype=torch.long, device=self.device)  # noqa: E731

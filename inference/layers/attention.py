@@ -32,6 +32,7 @@ class AttentionMetadata:
     decode_rows: torch.Tensor | None = None  # [B] rows of the decode tokens in the flat batch
     decode_block_tables: torch.Tensor | None = None  # [B, max_blocks], padded with block 0
     decode_bias: torch.Tensor | None = None  # [B, 1, max_blocks * block_size] float32: 0 valid key, -inf padding
+    decode_context_lens: torch.Tensor | None = None  # [B] long: keys each decode token attends to, itself included
 
 
 def causal_mask(length: int, context_len: int, device: torch.device) -> torch.Tensor:
