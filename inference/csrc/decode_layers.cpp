@@ -2,14 +2,15 @@
 //
 // Why: a batch-1 decode step of the 0.5B default model is ~45 ms of weight streaming and, in eager
 // PyTorch, ~20 ms more of small ops (norms, rotary, cache writes, attention, SwiGLU) and the Python
-// that calls them, ~60 per layer. Here each layer is four projection calls (the same oneDNN/ATen
-// kernels the Python path uses) and plain loops for everything between them.
+// that calls them, ~60 per layer. Here each layer is four projection calls (the same oneDNN, fbgemm or
+// ATen kernels the Python path uses, layers/linear.py) and plain loops for everything between them.
 //
 // The numerics follow the Python reference path (inference/layers, models/decoder.py) step by step:
 // float32 math, rounded to the model dtype exactly where the reference rounds, so the two paths agree
 // to float32 summation order. tests/inference/test_fused_decode.py pins that.
 
 #include <torch/extension.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
 
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -21,8 +22,13 @@
 
 namespace {
 
-// The tensors of one decoder layer, in the order the Python side passes them.
+// How the projections' weights are stored (layers/linear.py): plain, oneDNN-prepacked, or fbgemm int8.
+enum Layout : int64_t { kDense = 0, kPacked = 1, kInt8 = 2 };
+
+// The tensors of one decoder layer, in the order the Python side passes them; under int8 the four
+// weight tensors are empty and `int8` points at the layer's four prepacked weights (qkv, o, gate_up, down).
 constexpr int64_t kTensorsPerLayer = 9;
+constexpr int64_t kInt8PerLayer = 4;
 struct Layer {
   const torch::Tensor& input_norm;
   const torch::Tensor& qkv_weight;
@@ -33,22 +39,68 @@ struct Layer {
   const torch::Tensor& down_weight;
   const torch::Tensor& k_cache;  // [num_blocks, block_size, num_kv_heads, head_dim]
   const torch::Tensor& v_cache;
+  const c10::IValue* int8;
 };
 
 struct Shape {
   int64_t num_heads, num_kv_heads, head_dim, block_size;
   double eps;
+  Layout layout;
 };
 
-// x @ W.T (+ bias) with the weight as layers/linear.py left it: oneDNN-prepacked or plain.
-torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, bool packed) {
-  std::optional<torch::Tensor> b = bias.numel() ? std::optional<torch::Tensor>(bias) : std::nullopt;
-  if (!packed) return at::linear(x, weight, b);
-  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("mkldnn::_linear_pointwise", "");
-  torch::jit::Stack stack{x, weight, b, std::string("none"), c10::List<std::optional<at::Scalar>>(),
-                          std::string("")};
+torch::Tensor call_boxed(const c10::OperatorHandle& op, torch::jit::Stack stack) {
   op.callBoxed(&stack);
   return stack[0].toTensor();
+}
+
+// layers/linear.py's int8_linear: per-token activation scales around fbgemm's per-tensor quantisation.
+torch::Tensor int8_linear(const torch::Tensor& x, const c10::IValue& packed, const std::optional<torch::Tensor>& bias) {
+  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_dynamic", "");
+  torch::Tensor y;
+  if (x.numel() == x.size(-1)) {
+    y = call_boxed(op, {x, packed, true});
+  } else {
+    const auto row_max = x.abs().amax(-1, true).clamp_min(1e-12);
+    y = call_boxed(op, {x / row_max, packed, true}).mul_(row_max);
+  }
+  return bias ? y.add_(*bias) : y;
+}
+
+// x @ W.T (+ bias) with projection `which` (0 qkv, 1 o, 2 gate_up, 3 down) as layers/linear.py stores it.
+torch::Tensor linear(const torch::Tensor& x, const Layer& layer, int which, const Shape& s) {
+  const torch::Tensor* weights[] = {&layer.qkv_weight, &layer.o_weight, &layer.gate_up_weight, &layer.down_weight};
+  const std::optional<torch::Tensor> bias =
+      which == 0 && layer.qkv_bias.numel() ? std::optional<torch::Tensor>(layer.qkv_bias) : std::nullopt;
+  switch (s.layout) {
+    case kInt8:
+      return int8_linear(x, layer.int8[which], bias);
+    case kPacked: {
+      static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("mkldnn::_linear_pointwise", "");
+      return call_boxed(op, {x, *weights[which], bias, std::string("none"), c10::List<std::optional<at::Scalar>>(),
+                             std::string("")});
+    }
+    default:
+      return at::linear(x, *weights[which], bias);
+  }
+}
+
+// Widen n values of T to float32.
+template <typename T>
+inline void to_float(const T* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+}
+
+// a . b in float32 over 16 partial sums, so the compiler can vectorise it without -ffast-math.
+inline float dot(const float* a, const float* b, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += a[i + j] * b[i + j];
+  float sum = 0.f;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (int64_t j = 0; j < kLanes; ++j) sum += lanes[j];
+  return sum;
 }
 
 // RMSNorm as the reference: normalise in float32, round to T, multiply by the weight, round again.
@@ -59,11 +111,11 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   const T* xp = x.data_ptr<T>();
   const T* wp = weight.data_ptr<T>();
   T* op = out.data_ptr<T>();
+  std::vector<float> wide(n);
   for (int64_t r = 0; r < rows; ++r) {
     const T* row = xp + r * n;
-    float sum = 0.f;
-    for (int64_t i = 0; i < n; ++i) sum += static_cast<float>(row[i]) * static_cast<float>(row[i]);
-    const float inv = 1.f / std::sqrt(sum / static_cast<float>(n) + static_cast<float>(eps));
+    to_float(row, wide.data(), n);
+    const float inv = 1.f / std::sqrt(dot(wide.data(), wide.data(), n) / static_cast<float>(n) + static_cast<float>(eps));
     for (int64_t i = 0; i < n; ++i) {
       const T normed = static_cast<T>(static_cast<float>(row[i]) * inv);
       op[r * n + i] = static_cast<T>(static_cast<float>(wp[i]) * static_cast<float>(normed));
@@ -109,7 +161,8 @@ void write_cache(const torch::Tensor& qkv, const Layer& layer, const torch::Tens
   }
 }
 
-// One query per row against its sequence's cached keys, read through its block table.
+// One query per row against its sequence's cached keys, read through its block table. A job is one
+// (row, KV head): each cached key and value is widened once for the query heads that share it (GQA).
 template <typename T>
 torch::Tensor attention(const torch::Tensor& qkv, const Layer& layer, const torch::Tensor& block_tables,
                         const torch::Tensor& context_lens, const Shape& s) {
@@ -124,50 +177,45 @@ torch::Tensor attention(const torch::Tensor& qkv, const Layer& layer, const torc
   const int64_t* tables = block_tables.data_ptr<int64_t>();
   const int64_t* lens = context_lens.data_ptr<int64_t>();
   T* op = out.data_ptr<T>();
-  at::parallel_for(0, rows * s.num_heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, acc(d), query(d);
+  at::parallel_for(0, rows * s.num_kv_heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> query(group * d), row(d), acc(group * d), scores, total(group);
     for (int64_t job = begin; job < end; ++job) {
-      const int64_t r = job / s.num_heads, h = job % s.num_heads, kvh = h / group, len = lens[r];
+      const int64_t r = job / s.num_kv_heads, kvh = job % s.num_kv_heads, len = lens[r];
       const int64_t* table = tables + r * max_blocks;
-      for (int64_t i = 0; i < d; ++i) query[i] = static_cast<float>(qp[r * width + h * d + i]);
-      scores.resize(len);
-      float top = -INFINITY;
+      const int64_t first_head = kvh * group;
+      to_float(qp + r * width + first_head * d, query.data(), group * d);
+      scores.resize(group * len);
       for (int64_t p = 0; p < len; ++p) {
-        const T* key = kc + (table[p / bs] * bs + p % bs) * kv + kvh * d;
-        float dot = 0.f;
-        for (int64_t i = 0; i < d; ++i) dot += query[i] * static_cast<float>(key[i]);
-        scores[p] = dot * scale;
-        top = std::max(top, scores[p]);
+        to_float(kc + (table[p / bs] * bs + p % bs) * kv + kvh * d, row.data(), d);
+        for (int64_t g = 0; g < group; ++g) scores[g * len + p] = dot(query.data() + g * d, row.data(), d) * scale;
       }
-      float total = 0.f;
-      for (int64_t p = 0; p < len; ++p) total += (scores[p] = std::exp(scores[p] - top));
+      for (int64_t g = 0; g < group; ++g) {
+        float* sc = scores.data() + g * len;
+        const float top = *std::max_element(sc, sc + len);
+        float sum = 0.f;
+        for (int64_t p = 0; p < len; ++p) sum += (sc[p] = std::exp(sc[p] - top));
+        total[g] = sum;
+      }
       std::fill(acc.begin(), acc.end(), 0.f);
       for (int64_t p = 0; p < len; ++p) {
-        const T* value = vc + (table[p / bs] * bs + p % bs) * kv + kvh * d;
-        const float w = scores[p] / total;
-        for (int64_t i = 0; i < d; ++i) acc[i] += w * static_cast<float>(value[i]);
+        to_float(vc + (table[p / bs] * bs + p % bs) * kv + kvh * d, row.data(), d);
+        for (int64_t g = 0; g < group; ++g) {
+          const float w = scores[g * len + p] / total[g];
+          float* a = acc.data() + g * d;
+          for (int64_t i = 0; i < d; ++i) a[i] += w * row[i];
+        }
       }
-      for (int64_t i = 0; i < d; ++i) op[r * s.num_heads * d + h * d + i] = static_cast<T>(acc[i]);
+      T* o = op + r * s.num_heads * d + first_head * d;
+      for (int64_t i = 0; i < group * d; ++i) o[i] = static_cast<T>(acc[i]);
     }
   });
   return out;
 }
 
-// SwiGLU's middle: silu(gate) rounded to T, times up, rounded again (as two eager ops would).
-template <typename T>
+// SwiGLU's middle with ATen's vectorised kernels: silu(gate) rounded to T, times up (as the reference).
 torch::Tensor silu_mul(const torch::Tensor& gate_up) {
-  const int64_t rows = gate_up.size(0), inter = gate_up.size(1) / 2;
-  auto out = torch::empty({rows, inter}, gate_up.options());
-  const T* gp = gate_up.data_ptr<T>();
-  T* op = out.data_ptr<T>();
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < inter; ++i) {
-      const float g = static_cast<float>(gp[r * 2 * inter + i]);
-      const T act = static_cast<T>(g / (1.f + std::exp(-g)));
-      op[r * inter + i] = static_cast<T>(static_cast<float>(act) * static_cast<float>(gp[r * 2 * inter + inter + i]));
-    }
-  }
-  return out;
+  const int64_t inter = gate_up.size(1) / 2;
+  return at::silu(gate_up.narrow(1, 0, inter)).mul_(gate_up.narrow(1, inter, inter));
 }
 
 // x += y in T, as the reference's residual add.
@@ -182,16 +230,17 @@ void add_(torch::Tensor& x, const torch::Tensor& y) {
 template <typename T>
 torch::Tensor run(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& slots,
                   const torch::Tensor& block_tables, const torch::Tensor& context_lens,
-                  const std::vector<torch::Tensor>& tensors, const Shape& s, bool packed) {
-  for (size_t i = 0; i < tensors.size(); i += kTensorsPerLayer) {
+                  const std::vector<torch::Tensor>& tensors, const std::vector<c10::IValue>& int8, const Shape& s) {
+  for (size_t i = 0, l = 0; i < tensors.size(); i += kTensorsPerLayer, ++l) {
     const Layer layer{tensors[i],     tensors[i + 1], tensors[i + 2], tensors[i + 3], tensors[i + 4],
-                      tensors[i + 5], tensors[i + 6], tensors[i + 7], tensors[i + 8]};
-    auto qkv = linear(rms_norm<T>(x, layer.input_norm, s.eps), layer.qkv_weight, layer.qkv_bias, packed);
+                      tensors[i + 5], tensors[i + 6], tensors[i + 7], tensors[i + 8],
+                      int8.empty() ? nullptr : &int8[l * kInt8PerLayer]};
+    auto qkv = linear(rms_norm<T>(x, layer.input_norm, s.eps), layer, 0, s);
     apply_rotary<T>(qkv, cos, sin, s);
     write_cache<T>(qkv, layer, slots, s);
-    add_<T>(x, linear(attention<T>(qkv, layer, block_tables, context_lens, s), layer.o_weight, {}, packed));
-    auto gate_up = linear(rms_norm<T>(x, layer.post_norm, s.eps), layer.gate_up_weight, {}, packed);
-    add_<T>(x, linear(silu_mul<T>(gate_up), layer.down_weight, {}, packed));
+    add_<T>(x, linear(attention<T>(qkv, layer, block_tables, context_lens, s), layer, 1, s));
+    auto gate_up = linear(rms_norm<T>(x, layer.post_norm, s.eps), layer, 2, s);
+    add_<T>(x, linear(silu_mul(gate_up), layer, 3, s));
   }
   return x;
 }
@@ -200,23 +249,32 @@ torch::Tensor run(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor
 
 // x: [B, hidden] embedded tokens, one per sequence; cos/sin: [B, head_dim] float32 at each token's
 // position; slots: [B] cache slot of each new token; block_tables: [B, max_blocks]; context_lens: [B]
-// keys each token attends to (its own included); tensors: kTensorsPerLayer per layer (see Layer).
+// keys each token attends to (its own included); tensors: kTensorsPerLayer per layer (see Layer);
+// int8_weights: kInt8PerLayer fbgemm-prepacked weights per layer when layout is kInt8, else empty.
 // Returns the hidden states after the last layer (before the final norm).
 torch::Tensor decode_layers(torch::Tensor x, torch::Tensor cos, torch::Tensor sin, torch::Tensor slots,
                             torch::Tensor block_tables, torch::Tensor context_lens, std::vector<torch::Tensor> tensors,
-                            int64_t num_heads, int64_t num_kv_heads, int64_t head_dim, double eps, bool packed) {
+                            const py::list& int8_weights, int64_t num_heads, int64_t num_kv_heads, int64_t head_dim,
+                            double eps, int64_t layout) {
   TORCH_CHECK(tensors.size() % kTensorsPerLayer == 0, "expected ", kTensorsPerLayer, " tensors per layer");
+  TORCH_CHECK(layout >= kDense && layout <= kInt8, "unknown weight layout ", layout);
+  const int64_t layers = tensors.size() / kTensorsPerLayer;
+  TORCH_CHECK(layout != kInt8 || static_cast<int64_t>(int8_weights.size()) == layers * kInt8PerLayer,
+              "int8 layout needs ", kInt8PerLayer, " prepacked weights per layer");
+  std::vector<c10::IValue> int8;
+  if (layout == kInt8)
+    for (const auto& w : int8_weights) int8.push_back(torch::jit::toIValue(w, c10::AnyType::get()));
   TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && !x.is_cuda(), "x must be a contiguous [B, hidden] CPU tensor");
   TORCH_CHECK(cos.scalar_type() == torch::kFloat && sin.scalar_type() == torch::kFloat, "cos/sin must be float32");
   TORCH_CHECK(cos.is_contiguous() && sin.is_contiguous(), "cos/sin must be contiguous");
   const int64_t block_size = tensors.empty() ? 1 : tensors[7].size(1);
-  const Shape s{num_heads, num_kv_heads, head_dim, block_size, eps};
+  const Shape s{num_heads, num_kv_heads, head_dim, block_size, eps, static_cast<Layout>(layout)};
   x = x.clone();  // the residual stream is updated in place
   switch (x.scalar_type()) {
     case torch::kFloat:
-      return run<float>(x, cos, sin, slots, block_tables, context_lens, tensors, s, packed);
+      return run<float>(x, cos, sin, slots, block_tables, context_lens, tensors, int8, s);
     case torch::kBFloat16:
-      return run<at::BFloat16>(x, cos, sin, slots, block_tables, context_lens, tensors, s, packed);
+      return run<at::BFloat16>(x, cos, sin, slots, block_tables, context_lens, tensors, int8, s);
     default:
       TORCH_CHECK(false, "decode_layers supports float32 and bfloat16, got ", x.scalar_type());
   }

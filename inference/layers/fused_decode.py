@@ -4,8 +4,8 @@ When and why: a batch-1 decode step of the default model streams ~1 GB of bf16 w
 this machine's bandwidth) and spent ~20 ms more in eager PyTorch between the projections: two norms,
 rotary, two cache writes, attention and SwiGLU, ~60 small ops and their Python per layer, for a
 [1, 896] row. The C++ loop calls the same projection kernels (layers/linear.py) and does the rest in
-plain loops. Prefill and mixed steps, CUDA, and int8 projections keep the Python reference path,
-which stays the definition of the numerics: tests/inference/test_fused_decode.py compares the two.
+plain loops. Prefill and mixed steps and CUDA keep the Python reference path, which stays the
+definition of the numerics: tests/inference/test_fused_decode.py compares the two.
 
 The extension is compiled on first use with torch's cpp_extension (a C++ compiler and ninja; ~1 min,
 then cached per CPU, since it is built for the CPU it runs on). If it cannot be built, the engine says
@@ -73,20 +73,22 @@ def _unavailable(why: str) -> tuple[None, str]:
     return None, why
 
 
-def projection_layout(linears: list[Linear]) -> bool | None:
-    """True if every projection is oneDNN-prepacked, False if every one is dense, None otherwise (int8, mixed)."""
-    if any(m.packed_int8 is not None for m in linears):
-        return None
-    packed = {m.packed is not None for m in linears}
-    return packed.pop() if len(packed) == 1 else None
+DENSE, PACKED, INT8 = 0, 1, 2  # csrc's Layout
+
+
+def projection_layout(linears: list[Linear]) -> int | None:
+    """The one weight layout every projection shares (csrc's Layout), or None if they differ."""
+    layouts = {INT8 if m.packed_int8 is not None else PACKED if m.packed is not None else DENSE for m in linears}
+    return layouts.pop() if len(layouts) == 1 else None
 
 
 class FusedDecoder:
     """Runs a model's decoder layers for a decode-only step through the extension."""
 
-    def __init__(self, model: DecoderForCausalLM, module: Any, packed: bool) -> None:
-        self.model, self.module, self.packed = model, module, packed
+    def __init__(self, model: DecoderForCausalLM, module: Any, layout: int) -> None:
+        self.model, self.module, self.layout = model, module, layout
         self._tensors: list[torch.Tensor] = []
+        self._int8: list[Any] = []  # fbgemm-prepacked weights, four per layer, under the int8 layout
         self._bound_to: torch.Tensor | None = None
         self.steps = 0  # decode steps run here (tests check that the fast path really ran)
 
@@ -97,34 +99,37 @@ class FusedDecoder:
             return None, "not a CPU model"
         linears = [m for layer in model.layers for m in (layer.self_attn.qkv_proj, layer.self_attn.o_proj,
                                                          layer.mlp.gate_up_proj, layer.mlp.down_proj)]
-        packed = projection_layout(linears)
-        if packed is None:
-            return None, "int8 projections run through the reference path"
+        layout = projection_layout(linears)
+        if layout is None:
+            return None, "the projections do not share one weight layout"
         module, why = load_extension()
         if module is None:
             return None, why
-        return cls(model, module, packed), ""
+        return cls(model, module, layout), ""
 
-    def layer_tensors(self) -> list[torch.Tensor]:
-        """Nine tensors per layer in csrc's order; rebuilt when the model runner binds new caches."""
+    def layer_tensors(self) -> tuple[list[torch.Tensor], list[Any]]:
+        """Nine tensors per layer in csrc's order, and the int8 weights; rebuilt when new caches are bound."""
         first = self.model.layers[0].self_attn.attn.k_cache
         if self._bound_to is not first:
             empty = torch.empty(0)
-            self._tensors = []
+            weight = {DENSE: lambda m: m.weight, PACKED: lambda m: m.packed, INT8: lambda m: empty}[self.layout]
+            self._tensors, self._int8 = [], []
             for layer in self.model.layers:
                 attn, mlp = layer.self_attn, layer.mlp
                 qkv, o, gate_up, down = attn.qkv_proj, attn.o_proj, mlp.gate_up_proj, mlp.down_proj
-                weight = (lambda m: m.packed) if self.packed else (lambda m: m.weight)
                 self._tensors += [layer.input_layernorm.weight, weight(qkv), empty if qkv.bias is None else qkv.bias,
                                   weight(o), layer.post_attention_layernorm.weight, weight(gate_up), weight(down),
                                   attn.attn.k_cache, attn.attn.v_cache]
+                if self.layout == INT8:
+                    self._int8 += [m.packed_int8 for m in (qkv, o, gate_up, down)]
             self._bound_to = first
-        return self._tensors
+        return self._tensors, self._int8
 
     def __call__(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], meta: AttentionMetadata) -> torch.Tensor:
         cfg = self.model.cfg
         cos, sin = (t.view(t.shape[0], -1) for t in rope)
         self.steps += 1
+        tensors, int8 = self.layer_tensors()
         return self.module.decode_layers(x, cos, sin, meta.slot_mapping, meta.decode_block_tables,
-                                         meta.decode_context_lens, self.layer_tensors(), cfg.num_heads,
-                                         cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps, self.packed)
+                                         meta.decode_context_lens, tensors, int8, cfg.num_heads,
+                                         cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps, self.layout)
