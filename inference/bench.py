@@ -225,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="auto")
     p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS)
+    p.add_argument("--no-fused-decode", action="store_true", help="decode through the Python layers (the reference)")
     p.add_argument("--random-7b", action="store_true", help="random weights with Qwen2.5-7B dimensions (for GPUs)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads for every run (default: torch's); 1 avoids OpenMP stalls on a busy machine")
@@ -239,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def engine_config(quantization: str, dtype: str = args.dtype) -> Config:
         return Config(model=args.model, device=args.device, dtype=dtype, quantization=quantization,
+                      fused_decode=not args.no_fused_decode,
                       max_num_seqs=args.requests, max_num_batched_tokens=args.max_num_batched_tokens,
                       kv_cache_memory_gib=1.0, seed=args.seed)
 
@@ -254,10 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     weights = "int8 weights, float32 activations" if config.int8 else str(dtype).removeprefix("torch.")
     results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
                                "weights": weights, "threads": torch.get_num_threads(), "requests": len(reqs),
-                               "useful_output_tokens": sum(r.output_len for r in reqs)}
+                               "useful_output_tokens": sum(r.output_len for r in reqs),
+                               "decode_path": f"python layers ({engine.fused_decode_off})" if engine.fused_decode_off
+                               else "compiled C++ layer loop"}
     say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
     say(f"model {loaded.name} on {args.device} ({weights}, {results['threads']} threads): {len(reqs)} requests, "
-        f"{results['useful_output_tokens']} useful output tokens")
+        f"{results['useful_output_tokens']} useful output tokens; decode steps through the {results['decode_path']}")
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
     results["engine"] = run_engine(engine, reqs)
     say(f"  this engine: {results['engine']['tok_s']:.1f} tok/s")

@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-model-len", type=int, default=8192)
     p.add_argument("--kv-cache-memory-gib", type=float, default=1.0)
     p.add_argument("--no-prefix-caching", action="store_true")
+    p.add_argument("--no-fused-decode", action="store_true",
+                   help="run decode steps through the Python layers instead of the compiled CPU loop")
     p.add_argument("--verbose", action="store_true", help="log every HTTP request")
     return p
 
@@ -37,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                         block_size=args.block_size,
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                         max_model_len=args.max_model_len, kv_cache_memory_gib=args.kv_cache_memory_gib,
-                        enable_prefix_caching=not args.no_prefix_caching)
+                        enable_prefix_caching=not args.no_prefix_caching, fused_decode=not args.no_fused_decode)
         engine = LLMEngine(config)
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -19,10 +19,12 @@ from .conftest import build_tiny
 @pytest.mark.parametrize("quantization", ["none", "int8"])
 def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, capsys, quantization):
     folder = build_tiny(tmp_path / "tiny", "qwen2")
-    assert main(["--model", str(folder), "--requests", "2", "--quantization", quantization, "--json"]) == 0
+    int8 = quantization == "int8"
+    flags = ["--no-fused-decode"] if int8 else []  # one run on each decode path
+    assert main(["--model", str(folder), "--requests", "2", "--quantization", quantization, "--json", *flags]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["requests"] == 2 and report["useful_output_tokens"] >= 2 * 16
-    int8 = quantization == "int8"
+    assert report["decode_path"] == ("python layers (fused_decode=False)" if int8 else "compiled C++ layer loop")
     assert report["weights"] == ("int8 weights, float32 activations" if int8 else report["dtype"])
     equal_arithmetic = ("engine_dense", "batch1_dense", "hf_static_batch_int8")
     for key in ("engine", "hf_static_batch", "hf_one_at_a_time", *(equal_arithmetic if int8 else ())):
