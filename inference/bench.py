@@ -16,12 +16,17 @@ both as shipped and at equal arithmetic, where only batching and scheduling diff
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import multiprocessing
 import random
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -147,12 +152,10 @@ def hf_one_at_a_time(model: Any, reqs: list[Request], device: str, pad_id: int) 
     return {"tok_s": sum(r.output_len for r in reqs) / elapsed, "seconds": elapsed}
 
 
-def llama_cpp_one_at_a_time(gguf_path: str, reqs: list[Request]) -> dict[str, float] | None:
-    try:
-        from llama_cpp import Llama
-    except ImportError:
-        return None
-    llm = Llama(model_path=gguf_path, n_ctx=512, verbose=False, n_threads=torch.get_num_threads())
+def llama_cpp_one_at_a_time(gguf_path: str, reqs: list[Request], threads: int) -> dict[str, float]:
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=gguf_path, n_ctx=512, verbose=False, n_threads=threads)
     t = time.perf_counter()
     for r in reqs:
         llm.reset()
@@ -161,6 +164,21 @@ def llama_cpp_one_at_a_time(gguf_path: str, reqs: list[Request]) -> dict[str, fl
                 break
     elapsed = time.perf_counter() - t
     return {"tok_s": sum(r.output_len for r in reqs) / elapsed, "seconds": elapsed}
+
+
+def llama_cpp_anchor(model_path: Path, reqs: list[Request]) -> tuple[dict[str, float] | None, str]:
+    """llama.cpp's figures, or None and why not. It runs in a child process: a crash inside llama.cpp
+    (seen here: its AMX kernels segfault on a Sapphire Rapids VM with this Q4_K_M file, llama.cpp#20824)
+    then costs this anchor, not the whole run."""
+    if not model_path.is_file():
+        return None, "llama.cpp reads GGUF files, not a Hugging Face folder"
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None, "llama_cpp not importable"
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            return pool.submit(llama_cpp_one_at_a_time, str(model_path), reqs, torch.get_num_threads()).result(), ""
+        except BrokenProcessPool:
+            return None, "llama.cpp crashed in its worker process (see its stderr above)"
 
 
 def with_int8_projections(model: Any) -> Any:
@@ -283,11 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         say(f"  transformers static batch: {results['hf_static_batch']['tok_s']:.1f} tok/s")
         results["hf_one_at_a_time"] = hf_one_at_a_time(hf, reqs, args.device, pad)
         if not args.random_7b:
-            path = resolve_model_path(args.model)
-            results["llama_cpp_one_at_a_time"] = llama_cpp_one_at_a_time(str(path), reqs) if path.is_file() else None
-            if results["llama_cpp_one_at_a_time"] is None:
-                results["llama_cpp_skipped"] = ("llama_cpp not importable" if path.is_file()
-                                                else "llama.cpp reads GGUF files, not a Hugging Face folder")
+            results["llama_cpp_one_at_a_time"], why = llama_cpp_anchor(resolve_model_path(args.model), reqs)
+            if why:
+                results["llama_cpp_skipped"] = why
         if config.int8:
             results["hf_static_batch_int8"] = hf_static_batch(with_int8_projections(hf), reqs, args.device, pad)
     report(results, args.json)

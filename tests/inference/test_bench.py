@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from inference import SamplingParams
-from inference.bench import main, random_model
+from inference.bench import Request, llama_cpp_anchor, main, random_model
 from inference.config import Config
 from inference.engine import LLMEngine
 
@@ -51,3 +51,17 @@ def test_random_model_shares_its_weights_with_the_transformers_anchor():
     with torch.no_grad():
         ref = hf(torch.tensor([seq.token_ids[:8]])).logits[0, -1]
     assert torch.allclose(engine.runner.kept_logits[seq.seq_id][0], ref, atol=1e-4)
+
+
+def test_a_crash_inside_llama_cpp_costs_that_anchor_not_the_run(tmp_path, monkeypatch):
+    """llama.cpp's AMX kernels segfault on some Sapphire Rapids VMs (llama.cpp#20824); the anchor runs in a
+    child process, so the crash becomes a reason. The stand-in module aborts its process as that crash did."""
+    (tmp_path / "llama_cpp").mkdir()
+    (tmp_path / "llama_cpp" / "__init__.py").write_text(
+        "import os\n\n\nclass Llama:\n    def __init__(self, **kwargs):\n        os.abort()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    figures, why = llama_cpp_anchor(gguf, [Request([1, 2, 3], 4)])
+    assert figures is None
+    assert why.startswith("llama.cpp crashed")
