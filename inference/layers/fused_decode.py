@@ -7,8 +7,8 @@ rotary, two cache writes, attention and SwiGLU, ~60 small ops and their Python p
 plain loops. Prefill and mixed steps and CUDA keep the Python reference path, which stays the
 definition of the numerics: tests/inference/test_fused_decode.py compares the two.
 
-The extension is compiled on first use with torch's cpp_extension (a C++ compiler and ninja; ~1 min,
-then cached per CPU, since it is built for the CPU it runs on). If it cannot be built, the engine says
+The extension is compiled on first use with torch's cpp_extension (a C++ compiler and ninja; ~35 s
+with g++ 12, then cached per CPU, since it is built for the CPU it runs on). If it cannot be built, the engine says
 why once and keeps the reference path.
 """
 

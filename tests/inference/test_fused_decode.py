@@ -1,8 +1,8 @@
 """The compiled decode path (inference/csrc/decode_layers.cpp) against the Python layers it replaces.
 
 In float32 both paths are checked against transformers in test_numerics_vs_transformers.py; here the
-bf16 paths are compared with each other, on tiny models and on the default model, and the cases that
-must keep the Python path say why.
+bf16 and int8 paths are compared with each other (tiny models; the default model in bf16), only
+decode-only steps take the compiled loop, and a missing compiler keeps the Python path with a reason.
 """
 
 from __future__ import annotations
