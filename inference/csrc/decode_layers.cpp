@@ -103,6 +103,15 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
+// Ask for the n values of T at p to be brought into the cache (Locality as __builtin_prefetch's: 3 is
+// L1, 2 is L2).
+constexpr int64_t kPrefetchAhead = 8;  // keys; 4 and 16 measured slower than 8
+template <int Locality, typename T>
+inline void prefetch(const T* p, int64_t n) {
+  const char* bytes = reinterpret_cast<const char*>(p);
+  for (int64_t b = 0; b < n * static_cast<int64_t>(sizeof(T)); b += 64) __builtin_prefetch(bytes + b, 0, Locality);
+}
+
 // RMSNorm as the reference: normalise in float32, round to T, multiply by the weight, round again.
 template <typename T>
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
@@ -163,6 +172,10 @@ void write_cache(const torch::Tensor& qkv, const Layer& layer, const torch::Tens
 
 // One query per row against its sequence's cached keys, read through its block table. A job is one
 // (row, KV head): each cached key and value is widened once for the query heads that share it (GQA).
+// Each job reads one head's half of every cached row, and the rows of consecutive blocks lie anywhere
+// in the cache, so the hardware prefetchers lose the stream at every block: the loops prefetch a few
+// keys ahead themselves. On the 2-core Zen 4 VM, 16 sequences x 256 keys x 24 layers with the cache cold
+// (as it is in a step) took 21-25 ms per step without that and 12-16 ms with it (warm: 11 ms).
 template <typename T>
 torch::Tensor attention(const torch::Tensor& qkv, const Layer& layer, const torch::Tensor& block_tables,
                         const torch::Tensor& context_lens, const Shape& s) {
@@ -185,8 +198,11 @@ torch::Tensor attention(const torch::Tensor& qkv, const Layer& layer, const torc
       const int64_t first_head = kvh * group;
       to_float(qp + r * width + first_head * d, query.data(), group * d);
       scores.resize(group * len);
+      auto cached = [&](const T* cache, int64_t p) { return cache + (table[p / bs] * bs + p % bs) * kv + kvh * d; };
       for (int64_t p = 0; p < len; ++p) {
-        to_float(kc + (table[p / bs] * bs + p % bs) * kv + kvh * d, row.data(), d);
+        if (p + kPrefetchAhead < len) prefetch<3>(cached(kc, p + kPrefetchAhead), d);
+        prefetch<2>(cached(vc, p), d);  // the value pass below then finds this job's values in L2
+        to_float(cached(kc, p), row.data(), d);
         for (int64_t g = 0; g < group; ++g) scores[g * len + p] = dot(query.data() + g * d, row.data(), d) * scale;
       }
       for (int64_t g = 0; g < group; ++g) {
@@ -198,7 +214,8 @@ torch::Tensor attention(const torch::Tensor& qkv, const Layer& layer, const torc
       }
       std::fill(acc.begin(), acc.end(), 0.f);
       for (int64_t p = 0; p < len; ++p) {
-        to_float(vc + (table[p / bs] * bs + p % bs) * kv + kvh * d, row.data(), d);
+        if (p + kPrefetchAhead < len) prefetch<3>(cached(vc, p + kPrefetchAhead), d);
+        to_float(cached(vc, p), row.data(), d);
         for (int64_t g = 0; g < group; ++g) {
           const float w = scores[g * len + p] / total[g];
           float* a = acc.data() + g * d;
