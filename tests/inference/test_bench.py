@@ -32,6 +32,8 @@ def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, cap
     assert int8 or not set(equal_arithmetic) & set(report)
     assert 0 <= report["engine"]["kv_waste_pct"] < 100
     assert report["batch1"]["share_of_bound"] > 0 and report["batch1"]["weight_bytes_per_token"] > 0
+    b = report["batch1"]  # the share is the reported round's own speed over its own bound
+    assert b["rounds"] == 3 and b["share_of_bound"] == pytest.approx(b["decode_tok_s"] / b["bound_tok_s"])
     if int8:  # a quarter of the float32 bytes per weight (plus a scale per row)
         assert report["batch1"]["weight_bytes_per_token"] < 0.3 * report["batch1_dense"]["weight_bytes_per_token"]
     assert report["llama_cpp_one_at_a_time"] is None  # the tiny model is a HF folder, which llama.cpp cannot read
