@@ -150,6 +150,17 @@ class BlockManager:
         seq.block_table = []
         seq.num_computed_tokens = 0
 
+    def reset_prefix_cache(self) -> bool:
+        """Forget every cached prefix, so the next requests compute all their tokens; False (and nothing
+        forgotten) while a sequence holds blocks. For benchmarks that repeat a workload: without it the
+        second run would be served from the first run's K/V."""
+        if self.num_used_blocks:
+            return False
+        self.hash_to_block.clear()
+        for block in self.blocks:
+            block.hash, block.token_ids = None, ()
+        return True
+
     def check_invariants(self, live: list[Sequence] | None = None) -> None:
         """Assert the bookkeeping is consistent; `live` (all sequences holding blocks) also checks ref counts."""
         for block in self.blocks:

@@ -119,6 +119,10 @@ class LLMEngine:
     def abort(self, seq_id: int) -> bool:
         return self.scheduler.abort(seq_id) is not None
 
+    def reset_prefix_cache(self) -> bool:
+        """Forget the cached prompt prefixes (see BlockManager.reset_prefix_cache); False while requests hold blocks."""
+        return self.block_manager.reset_prefix_cache()
+
     def has_unfinished(self) -> bool:
         return self.scheduler.has_unfinished()
 

@@ -157,3 +157,17 @@ def test_random_workload_never_leaks_and_keeps_invariants():
         bm.free_seq(s)
     assert bm.num_free_blocks == bm.num_blocks
     bm.check_invariants([])
+
+
+def test_reset_prefix_cache_forgets_cached_prefixes_but_not_while_blocks_are_held():
+    bm = BlockManager(num_blocks=4, block_size=4)
+    a = seq(list(range(9)))
+    bm.allocate(a)
+    compute(bm, a, 9)
+    assert not bm.reset_prefix_cache()  # a still holds its blocks: nothing is forgotten
+    bm.free_seq(a)
+    assert bm.num_cached_tokens(seq(list(range(9)))) == 8
+    assert bm.reset_prefix_cache()
+    assert bm.num_cached_tokens(seq(list(range(9)))) == 0
+    assert bm.num_free_blocks == 4
+    bm.check_invariants([])
