@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from inference import SamplingParams
-from inference.bench import Request, llama_cpp_anchor, main, random_model
+from inference.bench import Request, llama_cpp_anchor, main, random_model, run_engine
 from inference.config import Config
 from inference.engine import LLMEngine
 
@@ -31,6 +31,9 @@ def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, cap
         assert report[key]["tok_s" if "batch1" not in key else "decode_tok_s"] > 0
     assert int8 or not set(equal_arithmetic) & set(report)
     assert 0 <= report["engine"]["kv_waste_pct"] < 100
+    ratios = report["static_batch_ratios"]  # the reported pair is the round with the median ratio
+    assert len(ratios) == 3
+    assert report["engine"]["tok_s"] / report["hf_static_batch"]["tok_s"] == pytest.approx(sorted(ratios)[1])
     assert report["batch1"]["share_of_bound"] > 0 and report["batch1"]["weight_bytes_per_token"] > 0
     b = report["batch1"]  # the share is the reported round's own speed over its own bound
     assert b["rounds"] == 3 and b["share_of_bound"] == pytest.approx(b["decode_tok_s"] / b["bound_tok_s"])
@@ -67,3 +70,12 @@ def test_a_crash_inside_llama_cpp_costs_that_anchor_not_the_run(tmp_path, monkey
     figures, why = llama_cpp_anchor(gguf, [Request([1, 2, 3], 4)])
     assert figures is None
     assert why.startswith("llama.cpp crashed")
+
+
+def test_each_engine_run_starts_from_a_cold_prefix_cache(tmp_path):
+    """A repeated workload must not be served from the previous run's K/V: the bench compares runs."""
+    engine = LLMEngine(Config(model=str(build_tiny(tmp_path / "tiny", "qwen2")), dtype="float32", max_model_len=256))
+    reqs = [Request(list(range(3, 3 + 40)), 4)]
+    run_engine(engine, reqs)
+    run_engine(engine, reqs)
+    assert engine.block_manager.prefix_hits == 0
