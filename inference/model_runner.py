@@ -31,6 +31,11 @@ class ModelRunner:
         self.device = torch.device(config.device)
         self.dtype = config.torch_dtype
         c = model.cfg
+        if any(attn.k_cache is not None for attn in model.attention_layers()):
+            # a second engine would re-point the layers at its own cache, under the first engine's block
+            # tables: wrong K/V, or reads past the end of the cache
+            raise ValueError("this model already serves another LLMEngine (its layers hold that engine's KV cache); "
+                             "load the model again for a second engine")
         per_block = kv_bytes_per_block(model, config.block_size, self.dtype)
         self.num_blocks = config.num_kvcache_blocks or max(
             int(config.kv_cache_memory_gib * 2**30) // per_block, -(-config.max_model_len // config.block_size)

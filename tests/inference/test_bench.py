@@ -14,6 +14,10 @@ from inference.engine import LLMEngine
 
 from .conftest import build_tiny
 
+TINY_DIMS = dict(vocab_size=300, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, max_position_embeddings=256, rope_theta=1e6, rms_norm_eps=1e-6,
+                 tie_word_embeddings=False)
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("quantization", ["none", "int8"])
@@ -44,10 +48,7 @@ def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, cap
 
 
 def test_random_model_shares_its_weights_with_the_transformers_anchor():
-    dims = dict(vocab_size=300, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, max_position_embeddings=256, rope_theta=1e6, rms_norm_eps=1e-6,
-                tie_word_embeddings=False)
-    loaded, hf = random_model(dims, torch.float32, "cpu", "random-tiny")
+    loaded, hf = random_model(TINY_DIMS, torch.float32, "cpu", "random-tiny")
     engine = LLMEngine(Config(dtype="float32", max_model_len=256), loaded)
     engine.runner.keep_logits = True
     seq = engine.add_request([3, 1, 4, 1, 5, 9, 2, 6], SamplingParams(max_tokens=1, temperature=0))
@@ -79,3 +80,17 @@ def test_each_engine_run_starts_from_a_cold_prefix_cache(tmp_path):
     run_engine(engine, reqs)
     run_engine(engine, reqs)
     assert engine.block_manager.prefix_hits == 0
+
+
+def test_a_second_engine_on_the_same_loaded_model_is_refused():
+    """Each engine binds its own KV cache into the model's layers. A second engine on the same model
+    re-pointed them under the first one's block tables, and the first engine's next decode step read
+    past its cache (a segfault in the compiled loop); the bench is where two engines meet."""
+    loaded, _ = random_model(TINY_DIMS, torch.float32, "cpu", "random-tiny")
+    first = LLMEngine(Config(dtype="float32", max_model_len=256, block_size=16), loaded)
+    with pytest.raises(ValueError, match="already serves another LLMEngine"):
+        LLMEngine(Config(dtype="float32", max_model_len=256, block_size=8), loaded)
+    seq = first.add_request([3, 1, 4, 1, 5], SamplingParams(max_tokens=3, temperature=0, ignore_eos=True))
+    while first.has_unfinished():
+        first.step()
+    assert seq.num_completion_tokens == 3
