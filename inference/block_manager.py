@@ -104,6 +104,7 @@ class BlockManager:
                 del self.free[block_id]
             block.ref_count += 1
         seq.block_table = hits
+        seq.num_hashed_blocks = len(hits)
         seq.num_computed_tokens = seq.num_cached_tokens = len(hits) * self.block_size
         self.prefix_hits += seq.num_cached_tokens
         self.prefix_queries += seq.num_tokens
@@ -122,17 +123,22 @@ class BlockManager:
         seq.block_table.extend(self._take_free_block() for _ in range(needed))
 
     def cache_full_blocks(self, seq: Sequence) -> None:
-        """Register the hash of every block that is now full of computed tokens (after a forward)."""
+        """Register the hash of every block that is now full of computed tokens (after a forward).
+
+        Blocks fill in order, so only those after `seq.num_hashed_blocks` are new: the work per step
+        does not grow with the context."""
         if not self.enable_prefix_caching:
             return
-        parent: int | None = None
-        for i in range(seq.num_computed_tokens // self.block_size):
+        start = seq.num_hashed_blocks
+        parent = self.blocks[seq.block_table[start - 1]].hash if start else None
+        for i in range(start, seq.num_computed_tokens // self.block_size):
             block = self.blocks[seq.block_table[i]]
             if block.hash is None:
                 block.token_ids = seq.block_tokens(i)
                 block.hash = chain_hash(parent, block.token_ids)
                 self.hash_to_block.setdefault(block.hash, block.block_id)
             parent = block.hash
+            seq.num_hashed_blocks = i + 1
 
     def free_seq(self, seq: Sequence) -> None:
         """Release a finished or preempted sequence's blocks; tail blocks go first so prefixes live longest."""
@@ -148,7 +154,7 @@ class BlockManager:
                 else:
                     self.free[block_id] = None
         seq.block_table = []
-        seq.num_computed_tokens = 0
+        seq.num_hashed_blocks = seq.num_computed_tokens = 0
 
     def reset_prefix_cache(self) -> bool:
         """Forget every cached prefix, so the next requests compute all their tokens; False (and nothing
@@ -172,6 +178,8 @@ class BlockManager:
             refs = [0] * self.num_blocks
             for seq in live:
                 assert len(set(seq.block_table)) == len(seq.block_table), seq
+                assert seq.num_hashed_blocks <= seq.num_computed_tokens // self.block_size, seq
+                assert all(self.blocks[b].hash is not None for b in seq.block_table[: seq.num_hashed_blocks]), seq
                 for block_id in seq.block_table:
                     refs[block_id] += 1
             assert refs == [b.ref_count for b in self.blocks], "ref counts disagree with block tables"

@@ -41,6 +41,7 @@ class Sequence:
         self.num_computed_tokens = 0
         self.num_cached_tokens = 0  # prompt tokens served from the prefix cache at last admission
         self.block_table: list[int] = []
+        self.num_hashed_blocks = 0  # leading blocks of block_table registered in the prefix cache
         self.num_preemptions = 0
         self.finish_reason: str | None = None
         self.text = ""
