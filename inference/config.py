@@ -62,7 +62,10 @@ class Config:
     model: str | None = None
     device: str = "cpu"
     dtype: str = "auto"
-    block_size: int = 16
+    # 8 tokens, not the usual 16: a sequence wastes half a block on average, and on the bench workload
+    # that was 5.3 % of the cache at 16 and 2.3 % at 8; the CPU attention reads row by row through the
+    # block table, and alternating runs measured no throughput difference (median ratio 1.03)
+    block_size: int = 8
     max_num_seqs: int = 64
     max_num_batched_tokens: int = 512
     max_model_len: int = 4096
