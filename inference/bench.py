@@ -75,6 +75,29 @@ def read_bandwidth_gbs(device: str, mib: int = 512) -> float:
     return src.numel() * 4 / best_seconds(src.sum, device) / 1e9
 
 
+def cpu_ticks() -> list[int] | None:
+    """The machine's CPU time counters from /proc/stat (user, nice, system, idle, iowait, irq, softirq,
+    steal), or None where there is no /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    return [int(x) for x in fields[1:9]]
+
+
+def with_steal(run: Callable[[], dict[str, float]]) -> dict[str, float]:
+    """`run`'s figures plus `cpu_steal_pct`: the share of the machine's CPU time the hypervisor gave
+    to other guests meanwhile. On this project's 2-core VMs it moved between 0 and 49 % within an hour,
+    and every figure of a run with much steal is slower by about that much; the bench reports it so a
+    reader can tell such a run from a slow engine."""
+    before = cpu_ticks()
+    figures = run()
+    after = cpu_ticks()
+    if before and after:
+        figures["cpu_steal_pct"] = 100.0 * (after[7] - before[7]) / max(1, sum(after) - sum(before))
+    return figures
+
+
 def sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -107,8 +130,8 @@ def paired_rounds(engine: LLMEngine, reqs: list[Request], anchor: Callable[[], d
     side by side; each ratio here comes from two runs next to each other."""
     pairs = []
     for _ in range(rounds):
-        mine = run_engine(engine, reqs)
-        theirs = anchor()
+        mine = with_steal(lambda: run_engine(engine, reqs))
+        theirs = with_steal(anchor)
         pairs.append((mine["tok_s"] / theirs["tok_s"], mine, theirs))
     _, mine, theirs = sorted(pairs, key=lambda pair: pair[0])[len(pairs) // 2]
     return mine, theirs, [ratio for ratio, _, _ in pairs]
@@ -125,12 +148,13 @@ def batch1(engine: LLMEngine, prompt: list[int], rounds: int = 3) -> dict[str, f
     measured = []
     for _ in range(rounds):
         bandwidth, read_bandwidth = copy_bandwidth_gbs(device), read_bandwidth_gbs(device)
-        decode = batch1_decode(engine, prompt, 48)
-        measured.append((decode * per_token / (bandwidth * 1e9), decode, bandwidth, read_bandwidth))
-    share, decode, bandwidth, read_bandwidth = sorted(measured)[len(measured) // 2]
-    return {"decode_tok_s": decode, "copy_bandwidth_gb_s": bandwidth, "weight_bytes_per_token": per_token,
-            "bound_tok_s": bandwidth * 1e9 / per_token, "share_of_bound": share,
-            "read_bandwidth_gb_s": read_bandwidth, "share_of_read_bound": decode * per_token / (read_bandwidth * 1e9),
+        decode = with_steal(lambda: {"tok_s": batch1_decode(engine, prompt, 48)})
+        measured.append({"share_of_bound": decode["tok_s"] * per_token / (bandwidth * 1e9), "decode_tok_s": decode["tok_s"],
+                         "copy_bandwidth_gb_s": bandwidth, "read_bandwidth_gb_s": read_bandwidth,
+                         **({"cpu_steal_pct": decode["cpu_steal_pct"]} if "cpu_steal_pct" in decode else {})})
+    median = sorted(measured, key=lambda m: m["share_of_bound"])[len(measured) // 2]
+    return {**median, "weight_bytes_per_token": per_token, "bound_tok_s": median["copy_bandwidth_gb_s"] * 1e9 / per_token,
+            "share_of_read_bound": median["decode_tok_s"] * per_token / (median["read_bandwidth_gb_s"] * 1e9),
             "rounds": rounds}
 
 
@@ -201,7 +225,8 @@ def llama_cpp_anchor(model_path: Path, reqs: list[Request]) -> tuple[dict[str, f
         return None, "llama_cpp not importable"
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         try:
-            return pool.submit(llama_cpp_one_at_a_time, str(model_path), reqs, torch.get_num_threads()).result(), ""
+            run = pool.submit(llama_cpp_one_at_a_time, str(model_path), reqs, torch.get_num_threads()).result
+            return with_steal(run), ""
         except BrokenProcessPool:
             return None, "llama.cpp crashed in its worker process (see its stderr above)"
 
@@ -307,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{results['useful_output_tokens']} useful output tokens; decode steps through the {results['decode_path']}")
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
     if args.skip_anchors:
-        results["engine"] = run_engine(engine, reqs)
+        results["engine"] = with_steal(lambda: run_engine(engine, reqs))
     else:  # transformers' static batch is the headline anchor: measured in rounds alternating with the engine
         hf = hf or hf_from_gguf(args.model, dtype, args.device)
         pad = loaded.config.eos_token_ids[0] if loaded.config.eos_token_ids else 0
@@ -327,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         results["batch1_dense"] = batch1(dense, prompt)
         del dense
     if not args.skip_anchors:
-        results["hf_one_at_a_time"] = hf_one_at_a_time(hf, reqs, args.device, pad)
+        results["hf_one_at_a_time"] = with_steal(lambda: hf_one_at_a_time(hf, reqs, args.device, pad))
         if not args.random_7b:
             results["llama_cpp_one_at_a_time"], why = llama_cpp_anchor(resolve_model_path(args.model), reqs)
             if why:
@@ -345,7 +370,7 @@ def report(r: dict[str, Any], as_json: bool) -> None:
     e = r["engine"]
     print("summary")
     print(f"  {'this engine (' + r['weights'] + ')':34s} {e['tok_s']:8.1f} tok/s  ({e['seconds']:.1f} s, "
-          f"{e['preemptions']} preemptions)")
+          f"{e['preemptions']} preemptions{steal(e)})")
     ratio_rows = (("hf_static_batch", "transformers static batch"), ("hf_one_at_a_time", "transformers one at a time"),
                   ("llama_cpp_one_at_a_time", "llama.cpp one at a time"))
     for key, label in ratio_rows:
@@ -353,7 +378,7 @@ def report(r: dict[str, Any], as_json: bool) -> None:
             if r[key] is None:
                 print(f"  {label:34s}  (skipped: {r['llama_cpp_skipped']})")
                 continue
-            print(f"  {label:34s} {r[key]['tok_s']:8.1f} tok/s  ({r[key]['seconds']:.1f} s) -> engine is "
+            print(f"  {label:34s} {r[key]['tok_s']:8.1f} tok/s  ({r[key]['seconds']:.1f} s{steal(r[key])}) -> engine is "
                   f"{e['tok_s'] / r[key]['tok_s']:.2f}x")
             if key == "hf_static_batch":
                 print(f"  {'':34s} (the median of {len(r['static_batch_ratios'])} rounds alternating with the engine: "
@@ -375,10 +400,15 @@ def report(r: dict[str, Any], as_json: bool) -> None:
             print(f"  batch-1 decode, {label}: {b['decode_tok_s']:.1f} tok/s; bound {b['bound_tok_s']:.1f} tok/s = "
                   f"{b['copy_bandwidth_gb_s']:.1f} GB/s copy bandwidth / {b['weight_bytes_per_token'] / 1e6:.0f} MB weights "
                   f"per token -> {100 * b['share_of_bound']:.0f}% of bound ({100 * b['share_of_read_bound']:.0f}% of the "
-                  f"{b['read_bandwidth_gb_s']:.1f} GB/s read-only stream)")
+                  f"{b['read_bandwidth_gb_s']:.1f} GB/s read-only stream{steal(b)})")
     print("  (copy bandwidth counts bytes read + written, as STREAM's copy does; batch-1 is the median of "
           f"{r['batch1']['rounds']} rounds, each measuring the bandwidth right before it decodes)")
     sys.stdout.flush()
+
+
+def steal(figures: dict[str, float]) -> str:
+    """", cpu steal N %" when the run measured it."""
+    return f", cpu steal {figures['cpu_steal_pct']:.0f} %" if "cpu_steal_pct" in figures else ""
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from inference import SamplingParams
+from inference import SamplingParams, bench
 from inference.bench import Request, llama_cpp_anchor, main, random_model, run_engine
 from inference.config import Config
 from inference.engine import LLMEngine
@@ -35,6 +35,8 @@ def test_bench_reports_every_figure_for_the_engine_and_its_anchors(tmp_path, cap
         assert report[key]["tok_s" if "batch1" not in key else "decode_tok_s"] > 0
     assert int8 or not set(equal_arithmetic) & set(report)
     assert 0 <= report["engine"]["kv_waste_pct"] < 100
+    for figures in (report["engine"], report["hf_static_batch"], report["hf_one_at_a_time"], report["batch1"]):
+        assert 0 <= figures["cpu_steal_pct"] <= 100  # /proc/stat's steal share while that run ran (Linux)
     ratios = report["static_batch_ratios"]  # the reported pair is the round with the median ratio
     assert len(ratios) == 3
     assert report["engine"]["tok_s"] / report["hf_static_batch"]["tok_s"] == pytest.approx(sorted(ratios)[1])
@@ -94,3 +96,15 @@ def test_a_second_engine_on_the_same_loaded_model_is_refused():
     while first.has_unfinished():
         first.step()
     assert seq.num_completion_tokens == 3
+
+
+def test_steal_is_the_hypervisors_share_of_all_cpu_time_between_two_readings(monkeypatch):
+    readings = iter([[100, 0, 20, 500, 0, 0, 0, 30], [180, 0, 30, 520, 0, 0, 0, 70]])  # steal is the 8th counter
+    monkeypatch.setattr(bench, "cpu_ticks", lambda: next(readings))
+    figures = bench.with_steal(lambda: {"tok_s": 1.0})
+    assert figures == {"tok_s": 1.0, "cpu_steal_pct": pytest.approx(100 * 40 / 150)}
+
+
+def test_cpu_ticks_reads_the_eight_counters_of_proc_stat():
+    ticks = bench.cpu_ticks()
+    assert ticks is not None and len(ticks) == 8 and sum(ticks) > 0
