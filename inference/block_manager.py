@@ -129,16 +129,15 @@ class BlockManager:
         does not grow with the context."""
         if not self.enable_prefix_caching:
             return
-        start = seq.num_hashed_blocks
+        start, full = seq.num_hashed_blocks, seq.num_computed_tokens // self.block_size
         parent = self.blocks[seq.block_table[start - 1]].hash if start else None
-        for i in range(start, seq.num_computed_tokens // self.block_size):
+        for i in range(start, full):
             block = self.blocks[seq.block_table[i]]
-            if block.hash is None:
-                block.token_ids = seq.block_tokens(i)
-                block.hash = chain_hash(parent, block.token_ids)
-                self.hash_to_block.setdefault(block.hash, block.block_id)
-            parent = block.hash
-            seq.num_hashed_blocks = i + 1
+            assert block.hash is None, "a block past num_hashed_blocks came from the free list, unhashed"
+            block.token_ids = seq.block_tokens(i)
+            block.hash = parent = chain_hash(parent, block.token_ids)
+            self.hash_to_block.setdefault(block.hash, block.block_id)
+        seq.num_hashed_blocks = max(start, full)
 
     def free_seq(self, seq: Sequence) -> None:
         """Release a finished or preempted sequence's blocks; tail blocks go first so prefixes live longest."""
