@@ -234,7 +234,7 @@ class LLMEngine:
 class LLM:
     """Offline batch generation: `LLM(model).generate(prompts, SamplingParams(...))`."""
 
-    def __init__(self, model: str | None = None, device: str = "cpu", block_size: int = 8,
+    def __init__(self, model: str | None = None, device: str = "cpu", block_size: int = Config.block_size,
                  max_num_seqs: int = 64, max_num_batched_tokens: int = 512, enable_prefix_caching: bool = True,
                  **kwargs: Any) -> None:
         self.config = Config(model=model, device=device, block_size=block_size, max_num_seqs=max_num_seqs,

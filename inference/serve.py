@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS,
                    help="int8: W8A8 projections on the CPU; auto: int8 where the CPU lacks native bf16 and --dtype is auto")
-    p.add_argument("--block-size", type=int, default=8)
+    p.add_argument("--block-size", type=int, default=Config.block_size)
     p.add_argument("--max-num-seqs", type=int, default=32)
     p.add_argument("--max-num-batched-tokens", type=int, default=512)
     p.add_argument("--max-model-len", type=int, default=8192)
