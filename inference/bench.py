@@ -148,10 +148,9 @@ def batch1(engine: LLMEngine, prompt: list[int], rounds: int = 3) -> dict[str, f
     measured = []
     for _ in range(rounds):
         bandwidth, read_bandwidth = copy_bandwidth_gbs(device), read_bandwidth_gbs(device)
-        decode = with_steal(lambda: {"tok_s": batch1_decode(engine, prompt, 48)})
-        measured.append({"share_of_bound": decode["tok_s"] * per_token / (bandwidth * 1e9), "decode_tok_s": decode["tok_s"],
-                         "copy_bandwidth_gb_s": bandwidth, "read_bandwidth_gb_s": read_bandwidth,
-                         **({"cpu_steal_pct": decode["cpu_steal_pct"]} if "cpu_steal_pct" in decode else {})})
+        decode = with_steal(lambda: {"decode_tok_s": batch1_decode(engine, prompt, 48)})
+        measured.append({**decode, "share_of_bound": decode["decode_tok_s"] * per_token / (bandwidth * 1e9),
+                         "copy_bandwidth_gb_s": bandwidth, "read_bandwidth_gb_s": read_bandwidth})
     median = sorted(measured, key=lambda m: m["share_of_bound"])[len(measured) // 2]
     return {**median, "weight_bytes_per_token": per_token, "bound_tok_s": median["copy_bandwidth_gb_s"] * 1e9 / per_token,
             "share_of_read_bound": median["decode_tok_s"] * per_token / (median["read_bandwidth_gb_s"] * 1e9),
