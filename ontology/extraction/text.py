@@ -8,7 +8,7 @@ so a quote is always an exact span of the page.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_QUOTE = 300
@@ -27,13 +27,34 @@ def collapse(text: str) -> str:
 
 
 @dataclass
+class DocSection:
+    """One section of the outline: its heading and the 1-based pages it spans."""
+
+    title: str
+    page_start: int
+    page_end: int
+
+
+@dataclass
+class DocTable:
+    """One table: the 1-based page it is on, its caption, and its cells row by row."""
+
+    page: int
+    caption: str
+    rows: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
 class PdfDocument:
-    """What extraction needs from a PDF: page texts in quote form, and title/abstract if known."""
+    """What extraction needs from a PDF: page texts in quote form, title/abstract if known, and the
+    outline and tables when the papers app has parsed the PDF (empty for a bare page-text load)."""
 
     page_texts: list[str]
     title: str = ""
     abstract: str = ""
     arxiv_id: str | None = None
+    sections: list[DocSection] = field(default_factory=list)
+    tables: list[DocTable] = field(default_factory=list)
 
 
 def pdf_page_texts(path: str | Path) -> list[str]:
