@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-api stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-api bench-calibrate stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,19 +28,23 @@ lint: $(STAMP)
 bench: bench-parse bench-inference bench-advisor bench-search
 
 bench-parse: $(STAMP)
-	$(PY) -m papers.bench
+	$(PY) -m benchmarks.parse
 
 bench-inference: $(STAMP)
 	$(PY) -m inference.bench
 
 bench-advisor: $(STAMP)
-	$(PY) -m advisor.bench
+	$(PY) -m benchmarks.advisor
 
 bench-search: $(STAMP)
-	$(PY) -m ontology.bench
+	$(PY) -m benchmarks.search
 
 bench-api: $(STAMP)
-	$(PY) -m frontend.bench_api
+	$(PY) -m benchmarks.api
+
+# minutes: our engine against the advisor's performance model (not part of `make bench`)
+bench-calibrate: $(STAMP)
+	$(PY) -m benchmarks.calibrate
 
 stop:
 	$(PY) -c "from pathlib import Path; from infrawiki.runtime import stop_embedded_database as s; s(Path('.infrawiki'))"

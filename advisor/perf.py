@@ -5,7 +5,7 @@ Runs inside the simulator for every step of every candidate. Each iteration read
 does 2 FLOPs per active parameter per token plus attention; it takes the slower of memory and
 compute time, then adds the tensor-parallel all-reduces (two per layer, ring algorithm) and a fixed
 per-step launch/scheduling cost. The efficiency factors are modelling assumptions (fractions of
-datasheet peaks that serving kernels typically reach); `python -m advisor.calibrate` measures how
+datasheet peaks that serving kernels typically reach); `python -m benchmarks.calibrate` measures how
 well the whole model predicts our own engine on this machine.
 """
 from __future__ import annotations

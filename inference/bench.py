@@ -36,6 +36,7 @@ from inference.engine import LLMEngine
 from inference.loader import LoadedModel, load_model, load_weights, resolve_model_path
 from inference.models import ModelConfig
 from inference.sampling_params import SamplingParams
+from inference.timing import timings
 
 
 @dataclass
@@ -52,14 +53,7 @@ def workload(seed: int, n: int, vocab: int) -> list[Request]:
 
 def best_seconds(fn: Callable[[], object], device: str, runs: int = 6) -> float:
     """The fastest of `runs` timed calls (the first one, cold, rarely wins), synchronised on CUDA."""
-    best = float("inf")
-    for _ in range(runs):
-        sync(device)
-        t = time.perf_counter()
-        fn()
-        sync(device)
-        best = min(best, time.perf_counter() - t)
-    return best
+    return min(timings(fn, runs, sync=lambda: sync(device)))
 
 
 def copy_bandwidth_gbs(device: str, mib: int = 512) -> float:

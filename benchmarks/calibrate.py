@@ -1,4 +1,4 @@
-"""`python -m advisor.calibrate`: how well the advisor's performance model predicts a real engine.
+"""`python -m benchmarks.calibrate`: how well the advisor's performance model predicts a real engine.
 
 Run by hand (minutes; not part of the test suite). The "GPU" is this machine: its memory bandwidth
 and matmul throughput are measured first, in the engine's compute dtype. Then workloads run through
@@ -17,10 +17,11 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from advisor.bench import emit
 from advisor.model_specs import resolve_model
 from advisor.perf import Efficiency, Hardware, StepModel
 from advisor.simulate import SimConfig, Simulator, percentile
+from benchmarks.advisor import emit
+from inference.timing import timings
 
 ENGINE_MODEL = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
 METRICS = ("ttft_p50_ms", "tpot_p50_ms", "e2e_p95_ms", "throughput_tok_s")
@@ -54,13 +55,8 @@ def measure_machine(dtype: Any) -> tuple[float, float]:
 
 
 def _best(fn: Any, runs: int = 7) -> float:
-    fn()  # warm-up: first calls pay for allocation and kernel selection
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    # one warm-up call: first calls pay for allocation and kernel selection
+    return min(timings(fn, runs, warmup=1))
 
 
 def anchor_s() -> float:

@@ -1,12 +1,12 @@
 """Calibration fitting: given measurements the model could have produced, the fit recovers them.
 
-The real calibration runs our engine (minutes, `python -m advisor.calibrate`); here the fitting and
+The real calibration runs our engine (minutes, `python -m benchmarks.calibrate`); here the fitting and
 error arithmetic are checked on measurements generated from known efficiency factors.
 """
 from __future__ import annotations
 
-from advisor.calibrate import QUICK, errors, fit, predict
 from advisor.perf import Efficiency, Hardware
+from benchmarks.calibrate import QUICK, errors, fit, predict
 
 HW = Hardware(bandwidth_bytes_s=40e9, flops=0.5e12, link_bytes_s=1e12, tp=1, pp=1)
 

@@ -1,4 +1,4 @@
-"""`python -m advisor.bench`: time per recommendation, warm, over a spread of realistic requests.
+"""`python -m benchmarks.advisor` (make bench-advisor): time per recommendation, warm, over a spread of realistic requests.
 
 Run by hand or in CI's benchmark step (not in the test suite). Prints p50/p95/max milliseconds per
 `recommend()` call after a warm-up pass, plus the same figures divided by an anchor measured in the
@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import time
 from collections.abc import Iterable
 from typing import Any
 
 from advisor.services import recommend
 from advisor.simulate import percentile
+from inference.timing import timings
 
 GPUS = ["Tesla T4", "Tesla V100-SXM2-32GB", "NVIDIA A10G", "NVIDIA L4", "NVIDIA GeForce RTX 4090",
         "A100-SXM4-40GB", "A100 80GB", "NVIDIA H100 80GB HBM3", "NVIDIA L40S", "H200"]
@@ -46,19 +46,12 @@ def anchor_ms() -> float:
     """A fixed CPU-bound reference: sort 200k floats and round-trip a JSON document."""
     rng = random.Random(1)
     data = [rng.random() for _ in range(200_000)]
-    start = time.perf_counter()
-    sorted(data)
-    json.loads(json.dumps({"v": data[:50_000]}))
-    return (time.perf_counter() - start) * 1e3
+    return timings(lambda: (sorted(data), json.loads(json.dumps({"v": data[:50_000]}))), 1)[0] * 1e3
 
 
 def time_calls(batch: Iterable[dict[str, Any]]) -> list[float]:
-    times = []
-    for raw in batch:
-        start = time.perf_counter()
-        recommend(raw)
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
+    """Milliseconds of one `recommend` call per request, in order."""
+    return [timings(lambda r=raw: recommend(r), 1)[0] * 1e3 for raw in batch]
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""`python -m papers.bench` (make bench-parse): parse speed of the corpus PDFs and Atom import speed.
+"""`python -m benchmarks.parse` (make bench-parse): parse speed of the corpus PDFs and Atom import speed.
 
 Reports per corpus PDF the median of `--repeat` parses, against an anchor measured in the same
 run: PyMuPDF's plain `get_text()` over the same pages (the least any parser must pay), so the
@@ -13,11 +13,13 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
 from lxml import etree
 
+from inference.timing import timings
 from papers.pdf import parse_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,13 +30,8 @@ def shared_corpus() -> Path:
     return Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus"
 
 
-def _median_time(fn, repeat: int, clock=time.perf_counter) -> float:
-    times = []
-    for _ in range(repeat):
-        start = clock()
-        fn()
-        times.append(clock() - start)
-    return statistics.median(times)
+def _median_time(fn: Callable[[], object], repeat: int, clock: Callable[[], float] = time.perf_counter) -> float:
+    return statistics.median(timings(fn, repeat, clock=clock))
 
 
 def _plain_text(path: Path) -> None:
