@@ -106,6 +106,7 @@ class FactRevision(models.Model):
         VERIFY = "verify", "verified"
         REJECT = "reject", "rejected"
         EDIT = "edit", "edited"
+        TECHNIQUES = "techniques", "techniques changed"
 
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="revisions")
     action = models.CharField(max_length=20, choices=Action.choices)
@@ -121,6 +122,44 @@ class FactRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} of fact {self.fact_id} by {self.actor}"
+
+
+class Technique(models.Model):
+    """A serving technique (chunked prefill, prefix caching, ...): a row per name of ontology/data/techniques.json.
+
+    The file is the one home of names, titles and words; rows mirror it (ontology.services.sync_techniques)
+    so facts can be linked to a technique with a foreign key.
+    """
+
+    name = models.CharField(max_length=60, unique=True, help_text="snake_case name, as in techniques.json")
+    title = models.CharField(max_length=80)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FactTechnique(models.Model):
+    """A fact is about a technique: linked by the extractor (from the vocabulary) or by a person in the wiki."""
+
+    class LinkedBy(models.TextChoices):
+        EXTRACTOR = "extractor", "the extractor's vocabulary"
+        PERSON = "person", "a person"
+
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="technique_links")
+    technique = models.ForeignKey(Technique, on_delete=models.CASCADE, related_name="fact_links")
+    linked_by = models.CharField(max_length=20, choices=LinkedBy.choices, default=LinkedBy.EXTRACTOR)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["technique", "fact"]
+        constraints = [models.UniqueConstraint(fields=["fact", "technique"], name="unique_fact_technique")]
+
+    def __str__(self) -> str:
+        return f"fact {self.fact_id} -> {self.technique_id} ({self.linked_by})"
 
 
 class ExtractionRun(models.Model):

@@ -17,9 +17,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from ontology.extraction.grounding import merge_key
-from ontology.models import Entity, ExtractionRun, Fact, FactRevision, RejectedOutput
+from ontology.models import (
+    Entity,
+    ExtractionRun,
+    Fact,
+    FactRevision,
+    FactTechnique,
+    RejectedOutput,
+    Technique,
+)
 from ontology.schema import FactValidationError, validate_fact
 from ontology.search_index import index_facts
+from ontology.techniques import techniques, techniques_for_fact
 
 log = logging.getLogger(__name__)
 SNAPSHOT_FIELDS = ("kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",
@@ -100,6 +109,7 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
     stale = [f.pk for key, f in existing.items() if key not in seen and not _reviewed(f)]
     counts["removed"] = Fact.objects.filter(pk__in=stale).delete()[1].get("ontology.Fact", 0) if stale else 0
     index_facts(touched)
+    link_facts(touched)
     return counts
 
 
@@ -153,6 +163,68 @@ def edit_fact(fact: Fact, user, changes: dict[str, Any], note: str = "") -> Fact
     FactRevision.objects.create(fact=fact, action=FactRevision.Action.EDIT, user=user, actor=_actor(user),
                                 before=before, after=snapshot(fact), note=note)
     index_facts([fact])
+    return fact
+
+
+def sync_techniques() -> dict[str, Technique]:
+    """Technique rows matching ontology/data/techniques.json (created or retitled as the file says), by name."""
+    rows = Technique.objects.in_bulk(field_name="name")
+    for name, spec in techniques().items():
+        row = rows.get(name)
+        if row is None:
+            rows[name] = Technique.objects.create(name=name, title=spec.title, description=spec.description)
+        elif (row.title, row.description) != (spec.title, spec.description):
+            row.title, row.description = spec.title, spec.description
+            row.save(update_fields=["title", "description"])
+    return rows
+
+
+@transaction.atomic
+def link_facts(facts: list[Fact]) -> int:
+    """Link each fact to the techniques the vocabulary finds in it (ontology.techniques.techniques_for_fact).
+
+    The extractor's links are recomputed; a person's links are kept, and so are the links of a fact
+    a person has changed its techniques on (that revision is the last word). Returns links created.
+    """
+    if not facts:
+        return 0
+    rows = sync_techniques()
+    ids = [f.pk for f in facts]
+    decided = set(FactRevision.objects.filter(fact_id__in=ids, action=FactRevision.Action.TECHNIQUES)
+                  .values_list("fact_id", flat=True))
+    machine = [pk for pk in ids if pk not in decided]
+    FactTechnique.objects.filter(fact_id__in=machine, linked_by=FactTechnique.LinkedBy.EXTRACTOR).delete()
+    kept = set(FactTechnique.objects.filter(fact_id__in=machine).values_list("fact_id", "technique_id"))
+    links = [FactTechnique(fact=fact, technique=rows[name])
+             for fact in facts if fact.pk not in decided
+             for name in techniques_for_fact(snapshot(fact)) if (fact.pk, rows[name].pk) not in kept]
+    FactTechnique.objects.bulk_create(links, ignore_conflicts=True)
+    return len(links)
+
+
+def fact_technique_names(fact: Fact) -> list[str]:
+    """The names of the techniques a fact is linked to, sorted."""
+    return sorted(fact.technique_links.values_list("technique__name", flat=True))
+
+
+@transaction.atomic
+def set_fact_techniques(fact: Fact, user, names: list[str], note: str = "") -> Fact:
+    """A person says which techniques a fact is about; recorded as a revision (before -> after).
+
+    Raises FactValidationError naming any name outside the vocabulary. Afterwards the extractor
+    leaves this fact's links alone.
+    """
+    unknown = sorted(set(names) - set(techniques()))
+    if unknown:
+        raise FactValidationError([("techniques", f"unknown technique {name!r}") for name in unknown])
+    rows = sync_techniques()
+    before = fact_technique_names(fact)
+    fact.technique_links.all().delete()
+    FactTechnique.objects.bulk_create([FactTechnique(fact=fact, technique=rows[name],
+                                                     linked_by=FactTechnique.LinkedBy.PERSON)
+                                       for name in sorted(set(names))])
+    FactRevision.objects.create(fact=fact, action=FactRevision.Action.TECHNIQUES, user=user, actor=_actor(user),
+                                before={"techniques": before}, after={"techniques": sorted(set(names))}, note=note)
     return fact
 
 
