@@ -163,21 +163,3 @@ def closest_gpu_names(name: str, limit: int = 5) -> list[str]:
     ranked = difflib.get_close_matches(_key(name), list(names.values()), n=limit, cutoff=0.0)
     by_key = {v: k for k, v in names.items()}
     return [by_key[k] for k in ranked]
-
-
-@cache
-def engines() -> dict[str, dict[str, Any]]:
-    """Engine catalog by id ("vllm", "sglang", "tgi", "tensorrt-llm", "llama.cpp")."""
-    return load_json("engines.json")["engines"]
-
-
-ENGINE_ALIASES = {
-    "vllm": "vllm", "sglang": "sglang", "tgi": "tgi", "text-generation-inference": "tgi",
-    "tensorrt-llm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm",
-    "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp",
-}
-
-
-def engine_id(name: str) -> str | None:
-    """Canonical engine id for a user-typed engine name."""
-    return ENGINE_ALIASES.get(name.strip().lower().replace(" ", "-"))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from advisor.catalog import engines
 from advisor.planner import Option
+from advisor.profiles import profile
 from advisor.validation import Request
 
 log = logging.getLogger(__name__)
@@ -35,20 +35,28 @@ def _model_fact(req: Request) -> dict[str, Any]:
 
 def catalog_evidence(req: Request, opt: Option) -> list[dict[str, Any]]:
     """Facts from the catalogs behind this configuration, each with its public source."""
-    eng = engines()[opt.engine]
+    eng = profile(opt.engine)
     items = [_gpu_fact(req), _model_fact(req)]
-    entry = opt.version.entry
-    items.append({"source": entry.get("source", eng.get("docs", "")),
-                  "quote": entry.get("quote") or f"{eng['name']} {opt.version.version}: CUDA {opt.version.cuda or 'host toolkit'} build"
-                           + (f" (variant of default {entry.get('cuda')})" if opt.version.variant else ""),
-                  "verified": True})
-    dtype_rule = eng.get("dtypes", {}).get(opt.dtype)
+    items.append(_release_fact(opt))
+    dtype_rule = eng.dtypes.get(opt.dtype)
     if dtype_rule:
-        items.append({"source": dtype_rule["source"], "quote": dtype_rule.get("quote")
-                      or f"{opt.dtype} needs compute capability >= {dtype_rule['min_cc']}", "verified": True})
+        items.append({"source": dtype_rule.source, "quote": dtype_rule.quote
+                      or f"{opt.dtype} needs compute capability >= {dtype_rule.min_cc}", "verified": True})
     if opt.quant.method and opt.quant.source:
         items.append({"source": opt.quant.source, "quote": opt.quant.quote or opt.quant.label, "verified": True})
     return items
+
+
+def _release_fact(opt: Option) -> dict[str, Any]:
+    """The release the answer rests on; for a release the catalog lacks, says whose facts stand in."""
+    eng, choice = profile(opt.engine), opt.version
+    release = choice.release
+    build = f"CUDA {choice.cuda or 'host toolkit'} build" + (f" (variant of default {release.cuda})" if choice.variant else "")
+    if not choice.verified:
+        return {"source": release.source, "verified": False,
+                "quote": f"{eng.name} {choice.version} is not in the catalog: facts ({build}) are those of "
+                         f"{eng.name} {release.version}, the nearest earlier catalogued release"}
+    return {"source": release.source, "quote": release.quote or f"{eng.name} {choice.version}: {build}", "verified": True}
 
 
 def literature_evidence(req: Request, options: list[Option], limit: int = 3) -> list[dict[str, Any]]:
@@ -80,4 +88,4 @@ def literature_evidence(req: Request, options: list[Option], limit: int = 3) -> 
 
 
 def eng_name(opt: Option) -> str:
-    return engines()[opt.engine]["name"]
+    return profile(opt.engine).name

@@ -12,13 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import rules
-from advisor.catalog import engines
+from advisor.profiles import EngineProfile, engine_names, profile
 from advisor.rules import QuantChoice, RuleLog, VersionChoice
-from advisor.sizing import MemoryPlan, plan_memory
+from advisor.sizing import BLOCK_TOKENS, MemoryPlan, plan_memory
 from advisor.validation import Request
-from advisor.versions import at_least
 
-ENGINE_ORDER = ("vllm", "sglang", "tensorrt-llm", "tgi", "llama.cpp")
 CHUNK_TOKENS = 2048  # prompt-chunk budget per step when the engine supports chunked prefill
 KV_BYTES = {None: 2.0, "fp8": 1.0, "fp8_e5m2": 1.0, "fp8_e4m3": 1.0}
 
@@ -69,60 +67,63 @@ def _lengths(req: Request) -> tuple[int, int, int | None]:
     return wanted, required, fixed
 
 
-def _utilization(eng: dict[str, Any], flags: dict[str, Any]) -> float:
+def _utilization(eng: EngineProfile, flags: dict[str, Any]) -> float:
     """The user's memory fraction, else the engine default — never raised on the user's behalf."""
     if "gpu_memory_utilization" in flags:
         return float(flags["gpu_memory_utilization"])
-    defaults = eng.get("defaults", {})
-    for key in ("gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_memory_fraction"):
-        if key in defaults:
-            return float(defaults[key])
-    return 0.95 if eng["name"] == "llama.cpp" else 0.9
+    return eng.memory_fraction.default
 
 
-def _chunked(eid: str, eng: dict[str, Any], version: str) -> bool:
-    since = eng.get("chunked_prefill_since")
-    if eid == "vllm":
-        return bool(since) and at_least(version, since)
-    return eid in ("sglang", "tensorrt-llm", "tgi")
+def _chunked(eng: EngineProfile, version: str) -> bool:
+    """Chunked prefill where this release has it (on by default, or switched on by the advisor's flag)."""
+    return eng.technique("chunked_prefill", version) is not None
 
 
+DEFAULT_MAX_NUM_SEQS = 256  # what the advisor assumes for an engine whose profile states no default
 TIGHT_UTILIZATION = 0.95  # the most the advisor will suggest; vLLM warns CUDA graphs need 1-3 GiB outside it
 
 
-def _size(req: Request, eid: str, eng: dict[str, Any], quant: QuantChoice, kv: str | None, tp: int, pp: int,
+def default_max_num_seqs(eng: EngineProfile, version: str) -> int:
+    """The engine's batch cap at this release when the user does not set one."""
+    value = eng.default("max_num_seqs", version)
+    return int(value) if value is not None else DEFAULT_MAX_NUM_SEQS
+
+
+def _size(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv: str | None, tp: int, pp: int,
           chunked: bool, bits: float, utilization: float | None = None) -> MemoryPlan:
     wanted, required, fixed = _lengths(req)
     if req.model.max_context < required:
         required = req.model.max_context
-    seqs = int(req.flags.get("max_num_seqs") or eng.get("defaults", {}).get("max_num_seqs", 256))
-    batched = int(req.flags.get("max_num_batched_tokens") or CHUNK_TOKENS) if chunked else None
+    seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version))
+    default_batched = eng.default("max_num_batched_tokens", version)
+    batched = int(req.flags.get("max_num_batched_tokens") or default_batched or CHUNK_TOKENS) if chunked else None
     return plan_memory(
         req.model, req.gpu, bits=bits, method=quant.method, kv_bytes=KV_BYTES.get(kv, 1.0), tp=tp, pp=pp,
         utilization=utilization or _utilization(eng, req.flags), wanted_len=wanted, required_len=required, fixed_len=fixed,
-        max_num_seqs=seqs, batched_tokens=batched, fraction_of_free="kv_cache_free_gpu_memory_fraction" in eng.get("defaults", {}))
+        max_num_seqs=seqs, batched_tokens=batched, fraction_of_free=eng.memory_fraction.of == "free_after_weights",
+        block_tokens=eng.block_size or BLOCK_TOKENS)
 
 
-def _engine_options(req: Request, eid: str, plan: Plan) -> None:
-    eng, log = engines()[eid], plan.log
-    if not rules.engine_supports_gpu(eid, eng, req.gpu, log):
+def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
+    eid, log = eng.id, plan.log
+    if not rules.engine_supports_gpu(eng, req.gpu, log):
         return
-    version = rules.choose_version(eid, eng, req, log)
+    version = rules.choose_version(eng, req, log)
     if version is None:
         return
-    env, notes = rules.attention_env(eid, eng, version.version, req.gpu, req.model)
-    chunked = _chunked(eid, eng, version.version)
-    seen: set[tuple] = set()
-    for model_dtype in rules.dtype_choices(eid, eng, req.gpu, req.model, req.flags, log):
-        for quant in rules.quant_choices(eid, eng, version.version, req.gpu, req.model, req.flags, log):
+    env, notes = rules.attention_env(eng, version.version, req.gpu, req.model)
+    chunked = _chunked(eng, version.version)
+    seen: set[tuple[str, QuantChoice]] = set()
+    for model_dtype in rules.dtype_choices(eng, req.gpu, req.model, req.flags, log):
+        for quant in rules.quant_choices(eng, version.version, req.gpu, req.model, req.flags, log):
             dtype = rules.quant_dtype(model_dtype, quant, log)
             if (dtype, quant) in seen:
                 continue
             seen.add((dtype, quant))
-            for kv in rules.kv_choices(eid, eng, version.version, req.gpu, req.flags, log):
-                for tp, pp in rules.layouts(eid, eng, req.model, req.gpu_count, quant, req.flags, log):
+            for kv in rules.kv_choices(eng, version.version, req.gpu, req.flags, log):
+                for tp, pp in rules.layouts(eng, req.model, req.gpu_count, quant, req.flags, log):
                     if quant.online_full_weights:
-                        full = _size(req, eid, eng, QuantChoice(None, None, 16, "fp16"), kv, tp, pp, chunked, 16)
+                        full = _size(req, eng, version.version, QuantChoice(None, None, 16, "fp16"), kv, tp, pp, chunked, 16)
                         if full.weights_gib + full.activation_gib > full.budget_gib:
                             log.reject(f"{eid} {quant.label} tp={tp}", (
                                 f"online {quant.label} quantization loads the {req.model.dtype} weights first "
@@ -130,11 +131,11 @@ def _engine_options(req: Request, eid: str, plan: Plan) -> None:
                                 quant.source)
                             continue
                     bits = quant.bits if quant.method else 16
-                    sized = _size(req, eid, eng, quant, kv, tp, pp, chunked, bits)
+                    sized = _size(req, eng, version.version, quant, kv, tp, pp, chunked, bits)
                     label = f"{eid} {quant.label or dtype}{' kv ' + kv if kv else ''} tp={tp} pp={pp}"
                     if not sized.fits:
                         plan.misses.append((label, sized.reason or "does not fit"))
-                        _suggest_tighter(req, eid, eng, dtype, quant, kv, (tp, pp), chunked, sized, log)
+                        _suggest_tighter(req, eng, version.version, dtype, quant, kv, (tp, pp), chunked, sized, log)
                         continue
                     plan.options.append(Option(
                         engine=eid, version=version, dtype=dtype, quant=quant, kv_dtype=kv, tp=tp, pp=pp,
@@ -142,17 +143,17 @@ def _engine_options(req: Request, eid: str, plan: Plan) -> None:
                         env=tuple(env.items()), notes=tuple(notes)))
 
 
-def _suggest_tighter(req: Request, eid: str, eng: dict[str, Any], dtype: str, quant: QuantChoice, kv: str | None,
+def _suggest_tighter(req: Request, eng: EngineProfile, version: str, dtype: str, quant: QuantChoice, kv: str | None,
                      layout: tuple[int, int], chunked: bool, missed: MemoryPlan, log: RuleLog) -> None:
     """An unquantized setup that misses only by the memory fraction, and would then hold the whole workload:
     say what a tighter fraction gives (an action, never a recommendation: it leaves no room for CUDA graphs)."""
     if quant.method or kv or "gpu_memory_utilization" in req.flags or missed.gpu_memory_utilization >= TIGHT_UTILIZATION:
         return
     tp, pp = layout
-    tight = _size(req, eid, eng, quant, kv, tp, pp, chunked, 16, utilization=TIGHT_UTILIZATION)
+    tight = _size(req, eng, version, quant, kv, tp, pp, chunked, 16, utilization=TIGHT_UTILIZATION)
     workload = req.workload.concurrency * (req.workload.prompt_tokens + req.workload.output_tokens)
     if tight.fits and tight.kv_tokens >= workload:
-        log.act(f"{eng['name']} in {dtype} would fit with gpu_memory_utilization={TIGHT_UTILIZATION} and "
+        log.act(f"{eng.name} in {dtype} would fit with gpu_memory_utilization={TIGHT_UTILIZATION} and "
                 f"tensor_parallel_size={tp} (KV cache {tight.kv_tokens} tokens, max_model_len {tight.max_model_len}), "
                 f"leaving little room for CUDA graphs: add enforce_eager")
 
@@ -160,6 +161,6 @@ def _suggest_tighter(req: Request, eid: str, eng: dict[str, Any], dtype: str, qu
 def enumerate_options(req: Request) -> Plan:
     """All configurations that pass the rules and fit, for the requested engine or every engine."""
     plan = Plan(options=[], misses=[], log=RuleLog())
-    for eid in ([req.engine] if req.engine else ENGINE_ORDER):
-        _engine_options(req, eid, plan)
+    for eid in ([req.engine] if req.engine else engine_names()):
+        _engine_options(req, profile(eid), plan)
     return plan

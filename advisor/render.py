@@ -9,60 +9,75 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from advisor.catalog import engines
 from advisor.planner import Option
+from advisor.profiles import EngineProfile, Release, profile
 from advisor.validation import Request
 from advisor.versions import at_least, cuda_tag, vkey
 
 PYTHON_TAG = "3.10"
 
 
-def _python_tag(entry: dict[str, Any]) -> str:
-    low, high = entry.get("python", [PYTHON_TAG, PYTHON_TAG])
+def _python_tag(release: Release) -> str:
+    low, high = release.python or (PYTHON_TAG, PYTHON_TAG)
     chosen = PYTHON_TAG if vkey(low) <= vkey(PYTHON_TAG) <= vkey(high) else low
     return chosen.replace(".", "")
 
 
 def install_line(opt: Option) -> str:
     """How to install this release built for the CUDA version the driver supports."""
-    eng = engines()[opt.engine]
-    entry, install = opt.version.entry, eng.get("install", {})
-    if opt.version.variant and "variant" in install:
+    eng = profile(opt.engine)
+    release, install = opt.version.release, eng.install
+    if opt.version.variant and install.variant and eng.wheel:
         tag = cuda_tag(opt.version.cuda or "")
-        wheel = eng["wheel_url"].format(version=opt.version.version, cuda_nodot=tag[2:], py=_python_tag(entry))
-        return install["variant"].format(wheel_url=wheel, cuda_tag=tag)
-    return install.get("default", "").format(version=opt.version.version, image=entry.get("image", ""))
+        wheel = eng.wheel.url.format(version=opt.version.version, cuda_nodot=tag[2:], py=_python_tag(release))
+        return install.variant.format(wheel_url=wheel, cuda_tag=tag)
+    return install.default.format(version=opt.version.version, image=release.image or "")
+
+
+def flag_key(name: str) -> str:
+    """A flag as a JSON key: no leading dashes, '-' as '_'."""
+    return name.lstrip("-").replace("-", "_")
+
+
+def _switches(eng: EngineProfile, opt: Option) -> dict[str, Any]:
+    """Technique switches the configuration turns on that the release does not turn on by itself."""
+    version = opt.version.version
+    out: dict[str, Any] = {}
+    chunked = eng.technique("chunked_prefill", version)
+    if opt.chunked_prefill and chunked and chunked.flag and not eng.technique_on("chunked_prefill", version):
+        out[flag_key(chunked.flag)] = True
+    return out
 
 
 def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
     """The configuration as the engine's own flag names (without leading dashes, '-' as '_')."""
-    eng = engines()[opt.engine]
-    names: dict[str, str] = eng.get("flags", {})
+    eng = profile(opt.engine)
+    version = opt.version.version
     plan = opt.plan
     values: dict[str, Any] = {
         "tensor_parallel_size": opt.tp, "pipeline_parallel_size": opt.pp, "dtype": opt.dtype,
-        "quantization": opt.quant.method, "max_model_len": plan.max_model_len,
+        "quantization": opt.quant.kernel or opt.quant.method, "max_model_len": plan.max_model_len,
         "gpu_memory_utilization": plan.gpu_memory_utilization, "max_num_seqs": plan.max_num_seqs,
         "kv_cache_dtype": opt.kv_dtype,
+        "max_num_batched_tokens": plan.batched_tokens if opt.chunked_prefill else None,
+        "enforce_eager": bool(req.flags.get("enforce_eager", needs_eager(req, opt))) if eng.cuda_graphs else None,
     }
-    if opt.engine == "llama.cpp":
-        # --ctx-size is the whole KV cache, split evenly between the --parallel slots: one slot per
-        # concurrent request the cache can hold at the workload's length, each as long as the cache allows.
+    if eng.context_per_slot:
+        # the context flag is the whole KV cache, split evenly between the slots: one slot per concurrent
+        # request the cache can hold at the workload's length, each as long as the cache allows.
         needed = req.workload.prompt_tokens + req.workload.output_tokens
         slots = max(1, min(plan.max_num_seqs, req.workload.concurrency, plan.kv_tokens // max(1, needed)))
         values["max_num_seqs"] = slots
         values["max_model_len"] = slots * min(plan.max_model_len, plan.kv_tokens // slots)
-        values["pipeline_parallel_size"] = "layer" if opt.pp > 1 else None
+    if eng.layer_split_value is not None:
+        values["pipeline_parallel_size"] = eng.layer_split_value if opt.pp > 1 else None
     out: dict[str, Any] = {}
     for key, value in values.items():
-        if value is None or key not in names:
+        name = eng.flag(key, version)
+        if value is None or name is None:
             continue
-        out[names[key].lstrip("-").replace("-", "_")] = value
-    if opt.engine == "vllm":
-        if opt.chunked_prefill:
-            out["enable_chunked_prefill"] = True
-            out["max_num_batched_tokens"] = plan.batched_tokens
-        out["enforce_eager"] = bool(req.flags.get("enforce_eager", needs_eager(req, opt)))
+        out[flag_key(name)] = value
+    out.update(_switches(eng, opt))
     for key, value in req.flags.items():  # other user-fixed flags are the engine's own: kept as given
         if key not in values:
             out.setdefault(key, value)
@@ -72,15 +87,15 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
 def needs_eager(req: Request, opt: Option) -> bool:
     """CUDA graphs take memory beyond the gpu_memory_utilization budget (vLLM: "1~3 GiB per GPU"); when the
     headroom left outside the budget is below the lower end, graphs would not fit: run eagerly."""
-    graphs = engines()[opt.engine].get("cuda_graphs")
-    if not graphs:
+    graphs = profile(opt.engine).cuda_graphs
+    if graphs is None:
         return False
     headroom = req.gpu.usable_gib * (1 - opt.plan.gpu_memory_utilization)
-    return headroom < graphs["extra_gib_min"]
+    return headroom < graphs.extra_gib_min
 
 
-def _cli(flags: dict[str, Any], names: dict[str, str]) -> list[str]:
-    by_flag_name = {v.lstrip("-").replace("-", "_"): v for v in names.values()}
+def _cli(flags: dict[str, Any], eng: EngineProfile, version: str) -> list[str]:
+    by_flag_name = {flag_key(n): n for key in eng.flags if (n := eng.flag(key, version))}
     parts: list[str] = []
     for key, value in flags.items():
         flag = by_flag_name.get(key, "--" + key.replace("_", "-"))
@@ -104,23 +119,23 @@ def _for_version(templates: dict[str, str], version: str) -> str:
 
 def command_line(req: Request, opt: Option, flags: dict[str, Any]) -> str:
     """Launch command for one replica (replicas > 1: the same on each GPU group, another port)."""
-    eng = engines()[opt.engine]
-    template = _for_version(eng["serve"], opt.version.version)
+    eng = profile(opt.engine)
+    template = _for_version(eng.serve, opt.version.version)
     model = opt.quant.checkpoint_id or req.model.id
     if opt.quant.self_quantize:  # the operator's own quantized copy, produced first (see rationale)
         model = f"./{req.model.id.split('/')[-1]}-{opt.quant.label}"
-    base = template.format(model=model, image=opt.version.entry.get("image", ""), gguf=gguf_file(req, opt))
-    parallel = {"tensor_parallel_size", "pipeline_parallel_size", "tp", "tp_size", "pp_size", "num_shard"}
+    base = template.format(model=model, image=opt.version.release.image or "", gguf=gguf_file(req, opt))
+    parallel = {flag_key(n) for key in ("tensor_parallel_size", "pipeline_parallel_size") if (n := eng.flag(key, opt.version.version))}
     shown = {k: v for k, v in flags.items() if not (k in parallel and v == 1)}
-    if opt.engine == "llama.cpp":
-        shown = {k: v for k, v in shown.items() if k in {"ctx_size", "parallel", "split_mode"}}
+    if eng.command_flags is not None:
+        shown = {k: v for k, v in shown.items() if k in eng.command_flags}
     env = " ".join(f"{k}={v}" for k, v in opt.env)
     if opt.replicas > 1:
         devices = ",".join(str(i) for i in range(opt.gpus_per_replica))
         env = f"CUDA_VISIBLE_DEVICES={devices} {env}".strip()
     parts = [env] if env else []
     parts.append(base)
-    parts += [shlex.quote(p) for p in _cli(shown, eng.get("flags", {}))]
+    parts += [shlex.quote(p) for p in _cli(shown, eng, opt.version.version)]
     return " ".join(parts)
 
 
@@ -134,8 +149,7 @@ def gguf_file(req: Request, opt: Option) -> str:
 
 def verify_line(req: Request, opt: Option) -> str:
     """The engine's benchmark command on the request's workload shape."""
-    eng = engines()[opt.engine]
-    template = _for_version(eng["verify"], opt.version.version)
+    template = _for_version(profile(opt.engine).verify, opt.version.version)
     w = req.workload
     return template.format(model=opt.quant.checkpoint_id or req.model.id, prompt=w.prompt_tokens, output=w.output_tokens,
                            concurrency=w.concurrency, n=max(10 * w.concurrency, 100), gguf=gguf_file(req, opt))

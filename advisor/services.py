@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import render
-from advisor.catalog import engines
 from advisor.estimate import Estimate, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
-from advisor.planner import ENGINE_ORDER, Option, Plan, enumerate_options
+from advisor.planner import Option, Plan, enumerate_options
+from advisor.profiles import profile, profiles
 from advisor.validation import AdvisorInputError, Request, parse_request
 from advisor.versions import at_least
 
@@ -32,7 +32,7 @@ def _kv_short(req: Request, opt: Option) -> bool:
 
 def _prerank_key(req: Request, opt: Option) -> tuple:
     return (opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica, -quick_throughput(req, opt),
-            ENGINE_ORDER.index(opt.engine))
+            profile(opt.engine).rank)
 
 
 def _shortlist(req: Request, options: list[Option]) -> list[Option]:
@@ -60,7 +60,7 @@ def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple:
     parallelism only as far as memory needs it, replicas for the rest, as vLLM's distributed-serving
     guide advises); then the highest simulated throughput."""
     return (not est.meets_sla, opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica,
-            -round(est.metrics["throughput_tok_s"], 1), ENGINE_ORDER.index(opt.engine))
+            -round(est.metrics["throughput_tok_s"], 1), profile(opt.engine).rank)
 
 
 def _distinct(ranked: list[tuple[Option, Estimate]]) -> list[tuple[Option, Estimate]]:
@@ -90,17 +90,18 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     if opt.quant.checkpoint_id:
         lines.append(f"serves the published {opt.quant.label} checkpoint {opt.quant.checkpoint_id} ({opt.quant.source})")
     elif opt.quant.self_quantize:
-        tool = {"tensorrt-llm": "NVIDIA ModelOpt", "llama.cpp": "convert_hf_to_gguf.py + llama-quantize"}.get(opt.engine, "AutoAWQ / GPTQModel / llm-compressor")
+        tool = profile(opt.engine).quantize_tool
         lines.append(f"no published {opt.quant.label} checkpoint of {req.model.id} is known: quantize it first with {tool}")
     elif opt.quant.online_full_weights:
         lines.append(f"{opt.quant.label} is applied while loading; the {req.model.dtype} weights must fit first ({opt.quant.source})")
     if opt.kv_dtype:
         lines.append(f"{opt.kv_dtype} KV cache halves the cache per token at a small accuracy cost")
     if render.needs_eager(req, opt) and "enforce_eager" not in req.flags:
-        graphs = engines()[opt.engine]["cuda_graphs"]
-        lines.append(f"enforce_eager: only {req.gpu.usable_gib * (1 - p.gpu_memory_utilization):.2f} GiB is left outside "
-                     f"gpu_memory_utilization, and CUDA graphs take {graphs['extra_gib_min']}-{graphs['extra_gib_max']} GiB "
-                     f"more per GPU ({graphs['source']})")
+        graphs = profile(opt.engine).cuda_graphs
+        if graphs is not None:
+            lines.append(f"enforce_eager: only {req.gpu.usable_gib * (1 - p.gpu_memory_utilization):.2f} GiB is left outside "
+                         f"gpu_memory_utilization, and CUDA graphs take {graphs.extra_gib_min:g}-{graphs.extra_gib_max:g} GiB "
+                         f"more per GPU ({graphs.source})")
     note = render.replicas_note(opt)
     if note:
         lines.append(note)
@@ -140,8 +141,8 @@ def _rejected(plan: Plan) -> list[dict[str, str]]:
 
 def _nothing_fits_actions(req: Request, plan: Plan) -> list[str]:
     actions = []
-    able = [eng["name"] for eid, eng in engines().items()
-            if at_least(req.gpu.compute_capability, eng["min_compute_capability"]) and eid != req.engine]
+    able = [eng.name for eid, eng in profiles().items()
+            if at_least(req.gpu.compute_capability, eng.min_compute_capability) and eid != req.engine]
     if req.engine and req.engine in plan.log.rejections and able:
         actions.append(f"engines that support {req.gpu.name} (sm{req.gpu.compute_capability.replace('.', '')}): {', '.join(able)}")
     if req.model.quantization and req.model.base_id:

@@ -19,7 +19,7 @@ from advisor.catalog import Gpu
 from advisor.model_specs import ModelSpec
 
 GIB = 1024**3
-BLOCK_TOKENS = 16
+BLOCK_TOKENS = 16  # KV block size assumed for an engine whose profile states none
 NON_TORCH_GIB = 0.2  # vLLM logs report 0.01-0.2 GiB for single-node runs
 GROUP_SIZE = 128  # AWQ/GPTQ default group size: one fp16 scale + one 4-bit zero per group
 
@@ -71,16 +71,16 @@ class MemoryPlan:
     gpu_memory_utilization: float
 
 
-def _round_len(tokens: int) -> int:
+def _round_len(tokens: int, block: int) -> int:
     """Context lengths people configure: a multiple of 1024 when large, of the block size otherwise."""
-    step = 1024 if tokens >= 2048 else BLOCK_TOKENS
-    return max(BLOCK_TOKENS, tokens // step * step)
+    step = 1024 if tokens >= 2048 else block
+    return max(block, tokens // step * step)
 
 
 def plan_memory(
     model: ModelSpec, gpu: Gpu, *, bits: float, method: str | None, kv_bytes: float, tp: int, pp: int,
     utilization: float, wanted_len: int, required_len: int, fixed_len: int | None, max_num_seqs: int,
-    batched_tokens: int | None, fraction_of_free: bool = False,
+    batched_tokens: int | None, fraction_of_free: bool = False, block_tokens: int = BLOCK_TOKENS,
 ) -> MemoryPlan:
     """Size one configuration; `batched_tokens=None` means no chunked prefill (the batch is a whole prompt).
 
@@ -95,7 +95,7 @@ def plan_memory(
     usable = gpu.usable_gib * GIB
     budget = fixed + max(0.0, usable - fixed) * utilization if fraction_of_free else usable * utilization
     kv_room = budget - fixed
-    kv_tokens = max(0, int(kv_room // per_token) // BLOCK_TOKENS * BLOCK_TOKENS) if kv_room > 0 else 0
+    kv_tokens = max(0, int(kv_room // per_token) // block_tokens * block_tokens) if kv_room > 0 else 0
 
     def result(fits: bool, reason: str | None, length: int, seqs: int) -> MemoryPlan:
         return MemoryPlan(
@@ -112,7 +112,7 @@ def plan_memory(
         return result(False, (
             f"max_model_len={fixed_len} needs {fixed_len * per_token / GIB:.2f} GiB of KV cache per GPU, "
             f"only {max(kv_room, 0) / GIB:.2f} GiB is left"), fixed_len, 0)
-    length = fixed_len or min(wanted_len, _round_len(kv_tokens))
+    length = fixed_len or min(wanted_len, _round_len(kv_tokens, block_tokens))
     if length < required_len:
         return result(False, (
             f"the KV cache holds {kv_tokens} tokens per sequence at most; the workload needs {required_len}"), length, 0)

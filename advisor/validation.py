@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.catalog import Gpu, closest_gpu_names, engine_id, engines, resolve_gpu
+from advisor.catalog import Gpu, closest_gpu_names, resolve_gpu
 from advisor.model_specs import ModelSpec, resolve_model
-from advisor.versions import at_least, vkey
+from advisor.profiles import engine_id, engine_names, profile
+from advisor.versions import vkey
 
 TOP_KEYS = {"gpu", "gpu_count", "cuda", "model", "engine", "engine_version", "max_context", "workload", "sla", "flags"}
 WORKLOAD_KEYS = {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}
@@ -134,20 +135,26 @@ def _engine(raw: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
         return None, None, []
     eid = engine_id(str(name))
     if eid is None:
-        raise AdvisorInputError(f"unknown engine '{name}'", "known engines: " + ", ".join(engines()))
+        raise AdvisorInputError(f"unknown engine '{name}'", "known engines: " + ", ".join(engine_names()))
     if not version:
         return eid, None, []
     version = str(version).strip().lstrip("v")
     if not vkey(version):
         raise AdvisorInputError(f"engine_version '{version}' is not a version number", "use the release number, e.g. \"0.6.3\"")
-    known = [v["version"] for v in engines()[eid]["versions"]]
-    if eid == "llama.cpp" or version in known:
+    eng = profile(eid)
+    if eng.release(version) is not None:
         return eid, version, []
-    earliest = min(known, key=vkey)
-    if not at_least(version, earliest):
-        return eid, version, [f"{eid} {version} is older than the catalog ({', '.join(known)}): rules of the earliest "
-                              f"catalogued release apply and its CUDA build is unknown, so the answer is less certain"]
-    return eid, version, [f"{eid} {version} is not in the catalog; its facts are taken from the nearest earlier catalogued release."]
+    before, after = eng.nearest_releases(version)
+    if eng.rolling_release:
+        newest = eng.releases[-1].version
+        return eid, version, [f"{eng.name} {version} is not in the catalog; facts of build {newest} are used (unverified for {version})"]
+    if before is None:
+        nearest = ", ".join(r.version for r in eng.releases[:3])
+        raise AdvisorInputError(f"{eng.name} {version} is older than every catalogued release, so nothing is known about it",
+                                f"nearest known releases: {nearest}")
+    later = f"; the next catalogued release is {after.version}" if after else ""
+    return eid, version, [f"{eng.name} {version} is not in the catalog: its facts are taken from {before.version}, the nearest "
+                          f"earlier catalogued release, and are unverified for {version}{later}"]
 
 
 def _section(raw: dict[str, Any], name: str, keys: Any, example: str) -> dict[str, Any]:

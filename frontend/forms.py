@@ -9,9 +9,13 @@ from typing import Any
 
 from django import forms
 
-ENGINE_CHOICES = [("", "any engine (let the advisor choose)"), ("vllm", "vLLM"), ("sglang", "SGLang"),
-                  ("tensorrt-llm", "TensorRT-LLM"), ("tgi", "Text Generation Inference"),
-                  ("llama.cpp", "llama.cpp")]
+from advisor.profiles import engine_names, profile
+
+
+def engine_choices() -> list[tuple[str, str]]:
+    """The engine picker: the advisor's one engine list, read when the form is built."""
+    return [("", "any engine (let the advisor choose)"), *((eid, profile(eid).name) for eid in engine_names())]
+
 _OPTIONAL_INT = {"required": False, "min_value": 1}
 
 
@@ -21,7 +25,7 @@ class AdvisorForm(forms.Form):
     cuda = forms.CharField(label="CUDA version the driver supports", max_length=10, required=False,
                            help_text="as nvidia-smi shows it, e.g. 12.1")
     model = forms.CharField(label="Model", max_length=200, help_text="Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct")
-    engine = forms.ChoiceField(label="Engine", choices=ENGINE_CHOICES, required=False)
+    engine = forms.ChoiceField(label="Engine", choices=engine_choices, required=False)
     engine_version = forms.CharField(label="Engine version", max_length=40, required=False)
     max_context = forms.IntegerField(label="Longest context (tokens)", **_OPTIONAL_INT)
     prompt_tokens = forms.IntegerField(label="Prompt tokens per request", initial=1024, **_OPTIONAL_INT)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.catalog import closest_gpu_names, engines, gpus, load_json, resolve_gpu
+from advisor.catalog import closest_gpu_names, gpus, load_json, resolve_gpu
 from advisor.model_specs import quantized_checkpoints, resolve_model
 
 
@@ -40,12 +40,6 @@ def test_the_catalog_covers_the_gpus_the_issue_lists():
 def test_every_gpu_engine_and_model_entry_cites_a_public_source():
     for g in load_json("gpus.json")["gpus"]:
         assert g["sources"] and all(s.startswith("https://") for s in g["sources"]), g["id"]
-    for eid, eng in engines().items():
-        assert eng["min_cc_source"].startswith("https://"), eid
-        for version in eng["versions"]:
-            assert version["source"].startswith("https://"), (eid, version["version"])
-        for name, quant in eng.get("quantization", {}).items():
-            assert quant["source"].startswith("https://"), (eid, name)
     for m in load_json("models.json")["models"]:
         assert m["source"].startswith("https://huggingface.co/"), m["id"]
 

@@ -1,8 +1,9 @@
 """Hard compatibility rules, one family per test: each rejects with a reason and a source."""
 from __future__ import annotations
 
-from advisor.catalog import engines, gpus
+from advisor.catalog import gpus
 from advisor.model_specs import resolve_model
+from advisor.profiles import profile
 from advisor.rules import (
     QuantChoice,
     RuleLog,
@@ -23,29 +24,29 @@ def model(model_id):
 
 def test_bf16_is_rejected_below_sm80_and_float16_served_instead():
     log = RuleLog()
-    assert dtype_choices("vllm", engines()["vllm"], gpus()["v100-sxm2-32gb"], model("meta-llama/Llama-3.1-8B-Instruct"), {}, log) == ["float16"]
+    assert dtype_choices(profile("vllm"), gpus()["v100-sxm2-32gb"], model("meta-llama/Llama-3.1-8B-Instruct"), {}, log) == ["float16"]
     rejection = log.rejections["bf16"]
     assert "sm70" in rejection.reason and rejection.source.startswith("https://")
-    assert dtype_choices("vllm", engines()["vllm"], gpus()["a100-sxm4-40gb"], model("meta-llama/Llama-3.1-8B-Instruct"), {}, RuleLog()) == ["bfloat16"]
+    assert dtype_choices(profile("vllm"), gpus()["a100-sxm4-40gb"], model("meta-llama/Llama-3.1-8B-Instruct"), {}, RuleLog()) == ["bfloat16"]
 
 
 def test_a_user_forced_bf16_on_a_t4_leaves_no_dtype():
     log = RuleLog()
-    assert dtype_choices("vllm", engines()["vllm"], gpus()["t4"], model("meta-llama/Llama-2-7b-hf"), {"dtype": "bfloat16"}, log) == []
+    assert dtype_choices(profile("vllm"), gpus()["t4"], model("meta-llama/Llama-2-7b-hf"), {"dtype": "bfloat16"}, log) == []
     assert "bf16" in log.rejections
 
 
 def test_engine_minimum_compute_capability():
     log = RuleLog()
-    assert not engine_supports_gpu("vllm", engines()["vllm"], gpus()["p100-pcie-16gb"], log)
-    assert not engine_supports_gpu("tensorrt-llm", engines()["tensorrt-llm"], gpus()["v100-sxm2-32gb"], log)
-    assert engine_supports_gpu("llama.cpp", engines()["llama.cpp"], gpus()["p100-pcie-16gb"], log)
+    assert not engine_supports_gpu(profile("vllm"), gpus()["p100-pcie-16gb"], log)
+    assert not engine_supports_gpu(profile("tensorrt-llm"), gpus()["v100-sxm2-32gb"], log)
+    assert engine_supports_gpu(profile("llama.cpp"), gpus()["p100-pcie-16gb"], log)
     assert set(log.rejections) == {"vllm", "tensorrt-llm"}
 
 
 def _quants(eid, version, gpu_id, model_id, flags=None):
     log = RuleLog()
-    out = quant_choices(eid, engines()[eid], version, gpus()[gpu_id], model(model_id), flags or {}, log)
+    out = quant_choices(profile(eid), version, gpus()[gpu_id], model(model_id), flags or {}, log)
     return {q.label for q in out}, log
 
 
@@ -60,15 +61,15 @@ def test_fp8_compute_needs_sm89():
     assert "fp8" not in trt and "sm89" in log.rejections["tensorrt-llm fp8"].reason
     vllm, log = _quants("vllm", "0.6.3", "a100-sxm4-40gb", "meta-llama/Llama-2-7b-hf")
     assert "fp8" not in vllm and "sm89" in log.rejections["vllm fp8"].reason
-    ada = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["l4"], model("meta-llama/Llama-2-7b-hf"), {}, RuleLog())
+    ada = quant_choices(profile("vllm"), "0.6.3", gpus()["l4"], model("meta-llama/Llama-2-7b-hf"), {}, RuleLog())
     assert any(q.label == "fp8" and q.compute == "fp8" for q in ada)
 
 
 def test_an_fp8_checkpoint_the_user_asks_for_runs_weight_only_on_ampere_in_later_vllm():
     log = RuleLog()
-    v3 = quant_choices("vllm", engines()["vllm"], "0.6.6.post1", gpus()["a100-sxm4-80gb"], model("deepseek-ai/DeepSeek-V3"), {}, log)
+    v3 = quant_choices(profile("vllm"), "0.6.6.post1", gpus()["a100-sxm4-80gb"], model("deepseek-ai/DeepSeek-V3"), {}, log)
     assert [(q.label, q.compute) for q in v3] == [("fp8", "fp16")]
-    old = quant_choices("vllm", engines()["vllm"], "0.5.0", gpus()["a100-sxm4-80gb"], model("deepseek-ai/DeepSeek-V3"), {}, RuleLog())
+    old = quant_choices(profile("vllm"), "0.5.0", gpus()["a100-sxm4-80gb"], model("deepseek-ai/DeepSeek-V3"), {}, RuleLog())
     assert old == []
 
 
@@ -79,7 +80,7 @@ def test_quantization_methods_appear_only_from_the_release_that_added_them():
 
 def test_published_checkpoints_are_preferred_over_quantizing_yourself():
     log = RuleLog()
-    choices = quant_choices("vllm", engines()["vllm"], "0.14.0", gpus()["rtx-4090"], model("mistralai/Mixtral-8x7B-Instruct-v0.1"), {}, log)
+    choices = quant_choices(profile("vllm"), "0.14.0", gpus()["rtx-4090"], model("mistralai/Mixtral-8x7B-Instruct-v0.1"), {}, log)
     awq = next(q for q in choices if q.label == "awq")
     assert awq.checkpoint_id == "TheBloke/Mixtral-8x7B-Instruct-v0.1-AWQ" and not awq.self_quantize
     fp8 = [q for q in choices if q.label == "fp8"]
@@ -91,7 +92,7 @@ def _driver(cuda, version=None, model_id="meta-llama/Llama-2-7b-chat-hf", gpu="T
     if version:
         raw["engine_version"] = version
     req, log = parse_request(raw), RuleLog()
-    return choose_version("vllm", engines()["vllm"], req, log), log
+    return choose_version(profile("vllm"), req, log), log
 
 
 def test_a_cuda_11_8_driver_gets_the_cu118_wheel_variant():
@@ -121,22 +122,22 @@ def test_gemma2_soft_capping_on_turing_needs_a_release_with_xformers_soft_cappin
 
 
 def test_gemma2_on_ampere_before_flash_attention_soft_capping_needs_flashinfer():
-    env, notes = attention_env("vllm", engines()["vllm"], "0.5.3.post1", gpus()["a100-sxm4-80gb"], model("google/gemma-2-9b-it"))
+    env, notes = attention_env(profile("vllm"), "0.5.3.post1", gpus()["a100-sxm4-80gb"], model("google/gemma-2-9b-it"))
     assert env == {"VLLM_ATTENTION_BACKEND": "FLASHINFER"} and notes
-    env, _ = attention_env("vllm", engines()["vllm"], "0.6.3", gpus()["a100-sxm4-80gb"], model("google/gemma-2-9b-it"))
+    env, _ = attention_env(profile("vllm"), "0.6.3", gpus()["a100-sxm4-80gb"], model("google/gemma-2-9b-it"))
     assert env == {}
 
 
 def test_flash_attention_2_needs_sm80_so_turing_falls_back():
-    _, notes = attention_env("vllm", engines()["vllm"], "0.6.3", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
-    assert any("XFormers" in n for n in notes)
+    _, notes = attention_env(profile("vllm"), "0.6.3", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
+    assert any("xformers" in n.lower() for n in notes)
 
 
 def test_tensor_parallelism_must_divide_the_attention_heads():
     log = RuleLog()
     qwen2 = model("Qwen/Qwen2-7B-Instruct")  # 28 heads, 4 KV heads
-    none = quant_choices("vllm", engines()["vllm"], "0.6.3", gpus()["a100-sxm4-80gb"], qwen2, {}, RuleLog())[0]
-    assert layouts("vllm", engines()["vllm"], qwen2, 8, none, {}, log) == [(1, 1), (2, 1), (4, 1)]
+    none = quant_choices(profile("vllm"), "0.6.3", gpus()["a100-sxm4-80gb"], qwen2, {}, RuleLog())[0]
+    assert layouts(profile("vllm"), qwen2, 8, none, {}, log) == [(1, 1), (2, 1), (4, 1)]
     assert "tensor_parallel_size=8" in log.rejections
 
 
@@ -144,19 +145,19 @@ def test_int4_kernels_need_row_parallel_inputs_aligned_to_128():
     log = RuleLog()
     qwen72 = model("Qwen/Qwen2.5-72B-Instruct")  # intermediate 29568: 14784 per GPU at TP=2 (vllm#13640)
     own = QuantChoice(method="awq", label="awq", bits=4, compute="fp16")
-    assert (2, 1) not in layouts("vllm", engines()["vllm"], qwen72, 8, own, {}, log)
+    assert (2, 1) not in layouts(profile("vllm"), qwen72, 8, own, {}, log)
     assert "awq tensor_parallel_size=2" in log.rejections
     # Qwen's published AWQ checkpoint pads the MLP to 29696, so every TP size up to 8 divides it
-    published = next(q for q in quant_choices("vllm", engines()["vllm"], "0.14.0", gpus()["a100-sxm4-80gb"], qwen72, {}, RuleLog())
+    published = next(q for q in quant_choices(profile("vllm"), "0.14.0", gpus()["a100-sxm4-80gb"], qwen72, {}, RuleLog())
                      if q.label == "awq")
     assert published.intermediate == 29696
-    assert (2, 1) in layouts("vllm", engines()["vllm"], qwen72, 8, published, {}, RuleLog())
+    assert (2, 1) in layouts(profile("vllm"), qwen72, 8, published, {}, RuleLog())
 
 
 def test_fp8_kv_cache_by_release_and_architecture():
-    assert kv_choices("vllm", engines()["vllm"], "0.3.3", gpus()["l4"], {}, RuleLog()) == [None]
-    assert kv_choices("vllm", engines()["vllm"], "0.4.0.post1", gpus()["l4"], {}, RuleLog()) == [None, "fp8_e5m2"]
-    assert kv_choices("vllm", engines()["vllm"], "0.6.3", gpus()["l4"], {}, RuleLog()) == [None, "fp8"]
+    assert kv_choices(profile("vllm"), "0.3.3", gpus()["l4"], {}, RuleLog()) == [None]
+    assert kv_choices(profile("vllm"), "0.4.0.post1", gpus()["l4"], {}, RuleLog()) == [None, "fp8_e5m2"]
+    assert kv_choices(profile("vllm"), "0.6.3", gpus()["l4"], {}, RuleLog()) == [None, "fp8"]
     log = RuleLog()
-    assert kv_choices("tensorrt-llm", engines()["tensorrt-llm"], "0.18.2", gpus()["a100-sxm4-40gb"], {}, log) == [None]
+    assert kv_choices(profile("tensorrt-llm"), "0.18.2", gpus()["a100-sxm4-40gb"], {}, log) == [None]
     assert log.rejections

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from advisor.profiles import profile
 from advisor.services import recommend
 from advisor.validation import AdvisorInputError, parse_request
 
@@ -61,10 +62,17 @@ def test_an_engine_version_between_catalogued_releases_is_accepted_with_a_warnin
     assert any("nearest earlier" in w for w in req.warnings)
 
 
-def test_a_release_older_than_the_catalog_is_answered_with_a_caveat():
-    req = parse_request({**BASE, "engine": "sglang", "engine_version": "0.3.0"})
-    assert req.engine_version == "0.3.0"
-    assert any("older than the catalog" in w for w in req.warnings)
+def test_a_release_older_than_the_catalog_is_refused_with_the_nearest_known_releases():
+    with pytest.raises(AdvisorInputError) as err:
+        parse_request({**BASE, "engine": "sglang", "engine_version": "0.3.0"})
+    assert "older than every catalogued release" in err.value.error
+    assert profile("sglang").releases[0].version in err.value.hint
+
+
+def test_a_release_between_catalogued_ones_names_the_release_its_facts_come_from():
+    req = parse_request({**BASE, "engine": "vllm", "engine_version": "0.6.4"})
+    assert req.engine_version == "0.6.4"
+    assert any("taken from 0.6.3" in w and "unverified" in w for w in req.warnings)
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-10, 10**6) | st.floats(allow_nan=False) | st.text(max_size=12),

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from advisor.profiles import engine_names
 from advisor.services import recommend
 from advisor.validation import AdvisorInputError
 
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--gpu-count", type=int)
         parser.add_argument("--cuda", help="CUDA version the driver supports (nvidia-smi)")
         parser.add_argument("--model", help="Hugging Face model id")
-        parser.add_argument("--engine")
+        parser.add_argument("--engine", help="one of: " + ", ".join(engine_names()))
         parser.add_argument("--engine-version")
         parser.add_argument("--max-context", type=int)
         for name in WORKLOAD_FLAGS:

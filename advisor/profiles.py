@@ -1,0 +1,395 @@
+"""Engine profiles: one typed, validated data file per inference engine (advisor/catalog/engines/*.json).
+
+Loaded once per process, on the first recommendation or the first call from another app (the
+techniques in the ontology read `technique_flag`). Everything the advisor knows about an engine lives
+in its profile — releases with their CUDA builds, kernels, attention backends, flag names, defaults
+and the version range of every capability, each with its public source — so adding an engine or a
+release is a data change. Unknown keys are load errors: a misspelt field must never be silently
+ignored (that is how catalog facts used to go unread).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from advisor.versions import at_least, at_most, vkey
+
+ENGINES_DIR = Path(__file__).resolve().parent / "catalog" / "engines"
+TECHNIQUES_FILE = Path(__file__).resolve().parent.parent / "ontology" / "data" / "techniques.json"
+
+Url = Annotated[str, StringConstraints(pattern=r"^https://\S+$", max_length=500)]
+Quote = Annotated[str, StringConstraints(min_length=1, max_length=300)]
+Version = Annotated[str, StringConstraints(pattern=r"^b?[0-9][0-9A-Za-z.+-]{0,31}$")]
+Cc = Annotated[str, StringConstraints(pattern=r"^\d{1,2}\.\d$")]
+Day = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+TechniqueName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,60}$")]
+
+
+class ProfileError(ValueError):
+    """An engine profile that does not validate: names the file and the offending field."""
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fact(_Data):
+    """A statement with the public page it comes from (and a short quote when one says it best)."""
+
+    source: Url
+    quote: Quote | None = None
+
+
+class Span(_Data):
+    """A release range; `since`/`until` are inclusive and None means unbounded."""
+
+    since: Version | None = None
+    until: Version | None = None
+
+    def covers(self, version: str) -> bool:
+        return at_least(version, self.since) and at_most(version, self.until)
+
+
+class DtypeRule(Fact):
+    min_cc: Cc
+
+
+class TpAlignment(Fact):
+    multiple: int = Field(gt=0)
+
+
+class ActDtypes(Fact):
+    allowed: list[str] = Field(min_length=1)
+
+
+class Kernel(Span, Fact):
+    """A faster kernel the engine picks for a quantization method on a GPU family and release."""
+
+    name: str
+    min_cc: Cc
+
+
+class Quantization(Span, Fact):
+    """One weight-quantization method: the GPUs and releases that have kernels for it."""
+
+    min_cc: Cc
+    bits: float = Field(gt=0, le=16)
+    compute: Literal["fp16", "int8", "fp8"] = Field(default="fp16", description="math precision on GPUs with native kernels")
+    checkpoint: bool
+    requested_only: bool = False
+    report_as: str | None = None
+    online_needs_full_weights: bool = False
+    online_source: Url | None = None
+    online_quote: Quote | None = None
+    weight_only_min_cc: Cc | None = None
+    weight_only_since: Version | None = None
+    weight_only_source: Url | None = None
+    tp_alignment: TpAlignment | None = None
+    act_dtypes: ActDtypes | None = None
+    kernels: list[Kernel] = Field(default_factory=list)
+
+
+class KvCacheDtype(Span, Fact):
+    min_cc: Cc | None = None
+
+
+class Backend(Span, Fact):
+    min_cc: Cc
+
+
+class Softcap(Fact):
+    """Attention logit soft-capping (Gemma 2): which backends implement it from which release."""
+
+    flash_attn_since: Version
+    xformers_since: Version
+    xformers_source: Url
+
+
+class Attention(_Data):
+    backends: dict[str, Backend]
+    softcap: Softcap | None = None
+    flash_backend: str = "FLASH_ATTN"
+    backend_env: str | None = None
+
+
+class ModelSupport(Fact):
+    since: Version
+
+
+class FlagName(Span):
+    """The engine's spelling of a flag in a release range (flags get renamed and removed)."""
+
+    name: str = Field(pattern=r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    source: Url | None = None
+
+
+class Technique(Span, Fact):
+    """How a serving technique is switched on in this engine: `flag` (None: on without a switch),
+    `off_flag` (what turns an on-by-default technique off), the releases that have it, and from
+    which release it is on by default."""
+
+    flag: str | None
+    off_flag: str | None = None
+    default_on_since: Version | None = None
+
+
+class CudaGraphs(Fact):
+    extra_gib_min: float = Field(ge=0)
+    extra_gib_max: float = Field(ge=0)
+
+
+class MemoryFraction(_Data):
+    """The engine's memory-fraction flag default, and what it is a fraction of."""
+
+    default: float = Field(gt=0, le=1)
+    of: Literal["total", "free_after_weights"]
+    source: Url | None = None
+
+
+class Install(_Data):
+    default: str
+    variant: str | None = None
+
+
+class Wheel(Fact):
+    url: str
+
+
+class Release(_Data):
+    """One engine release and what ships in it."""
+
+    version: Version
+    date: Day | None = None
+    cuda: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
+    cuda_variants: list[str] = Field(default_factory=list)
+    torch: str | None = None
+    python: tuple[str, str] | None = None
+    min_compute_capability: Cc | None = None
+    image: str | None = None
+    container: str | None = None
+    build: str | None = None
+    defaults: dict[str, float] = Field(default_factory=dict)
+    attention_backends: list[str] = Field(default_factory=list)
+    source: Url
+    quote: Quote | None = None
+
+
+def _flag_names(value: object) -> object:
+    return [{"name": value}] if isinstance(value, str) else value
+
+
+class EngineProfile(_Data):
+    """Everything the advisor knows about one engine (see the module docstring)."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9.-]*$")
+    name: str
+    rank: int = Field(ge=0, description="preference between otherwise equal options, lowest first")
+    aliases: list[str] = Field(default_factory=list)
+    docs: Url
+    min_compute_capability: Cc
+    min_cc_source: Url
+    min_cc_quote: Quote | None = None
+    dtypes: dict[str, DtypeRule]
+    releases: list[Release] = Field(min_length=1)
+    rolling_release: bool = False
+    wheel: Wheel | None = None
+    install: Install
+    quantization: dict[str, Quantization] = Field(default_factory=dict)
+    kv_cache_dtypes: dict[str, KvCacheDtype] = Field(default_factory=dict)
+    attention: Attention | None = None
+    models: dict[str, ModelSupport] = Field(default_factory=dict)
+    defaults: dict[str, float] = Field(default_factory=dict)
+    memory_fraction: MemoryFraction
+    block_size: int | None = Field(default=None, gt=0)
+    serve: dict[str, str]
+    verify: dict[str, str]
+    flags: dict[str, list[FlagName]]
+    techniques: dict[TechniqueName, list[Technique]] = Field(default_factory=dict)
+    tp_rule: Fact | None = None
+    cuda_rule: Fact | None = None
+    cuda_graphs: CudaGraphs | None = None
+    tensor_parallel: bool = True
+    quantize_tool: str
+    own_quantized_format: bool = False
+    routine_conversion: bool = False
+    context_per_slot: bool = False
+    layer_split_value: str | None = None
+    command_flags: list[str] | None = None
+
+    @field_validator("flags", mode="before")
+    @classmethod
+    def _flag_spellings(cls, value: object) -> object:
+        """A flag written as one string is one spelling valid in every release."""
+        return {k: _flag_names(x) for k, x in value.items()} if isinstance(value, dict) else value
+
+    @field_validator("techniques", mode="before")
+    @classmethod
+    def _technique_spans(cls, value: object) -> object:
+        """One object is one switch for every release; a list holds the switches of successive releases."""
+        return {k: [x] if isinstance(x, dict) else x for k, x in value.items()} if isinstance(value, dict) else value
+
+    @field_validator("serve", "verify")
+    @classmethod
+    def _templates(cls, value: dict[str, str]) -> dict[str, str]:
+        if "default" not in value:
+            raise ValueError("needs a 'default' template")
+        bad = [k for k in value if k != "default" and not re.fullmatch(r"before_\d[\w.]*", k)]
+        if bad:
+            raise ValueError(f"template keys must be 'default' or 'before_<version>', got {bad}")
+        return value
+
+    @model_validator(mode="after")
+    def _sorted_unique_releases(self) -> EngineProfile:
+        versions = [r.version for r in self.releases]
+        if len(set(versions)) != len(versions):
+            raise ValueError(f"duplicate release versions in {self.id}")
+        if [vkey(v) for v in versions] != sorted(vkey(v) for v in versions):
+            raise ValueError(f"{self.id} releases must be listed oldest first")
+        return self
+
+    def release(self, version: str) -> Release | None:
+        """The catalogued release with exactly this version."""
+        return next((r for r in self.releases if r.version == version), None)
+
+    def nearest_releases(self, version: str) -> tuple[Release | None, Release | None]:
+        """The catalogued releases just before and just after `version` (either may be None)."""
+        before = [r for r in self.releases if at_most(r.version, version)]
+        after = [r for r in self.releases if not at_most(r.version, version)]
+        return (before[-1] if before else None, after[0] if after else None)
+
+    def default(self, key: str, version: str | None = None) -> float | None:
+        """A default value at this release: the newest release up to `version` that sets it, else the
+        engine-wide default (a default holds until a release changes it)."""
+        if version is not None:
+            for rel in reversed(self.releases):
+                if key in rel.defaults and at_most(rel.version, version):
+                    return rel.defaults[key]
+        return self.defaults.get(key)
+
+    def flag(self, key: str, version: str | None = None) -> str | None:
+        """The engine's own spelling of a flag at this release, or None when the release lacks it."""
+        for spelling in self.flags.get(key, []):
+            if version is None or spelling.covers(version):
+                return spelling.name
+        return None
+
+    def technique(self, technique: str, version: str | None = None) -> Technique | None:
+        """The technique's switch in this release (None: the newest), or None when the release lacks it."""
+        entries = self.techniques.get(technique, [])
+        if version is None:
+            return entries[-1] if entries else None
+        return next((t for t in entries if t.covers(version)), None)
+
+    def technique_on(self, technique: str, version: str) -> bool:
+        """True when the technique is on by default in this release (no flag needed)."""
+        entry = self.technique(technique, version)
+        if entry is None:
+            return False
+        return entry.flag is None or (entry.default_on_since is not None and at_least(version, entry.default_on_since))
+
+
+@dataclass(frozen=True)
+class TechniqueFlag:
+    """How one engine enables one technique, for the ontology's technique pages and the advisor."""
+
+    engine: str
+    flag: str
+    since: str | None
+    until: str | None
+    source: str
+
+
+def _known_techniques() -> set[str] | None:
+    """Technique names from the ontology's one data file, when that file exists."""
+    if not TECHNIQUES_FILE.exists():
+        return None
+    data = json.loads(TECHNIQUES_FILE.read_text(encoding="utf-8"))
+    items = data.get("techniques", data) if isinstance(data, dict) else data
+    if isinstance(items, dict):
+        return set(items)
+    return {t["name"] for t in items if isinstance(t, dict) and "name" in t}
+
+
+def load_profile(path: Path) -> EngineProfile:
+    """Parse and validate one profile file; raises ProfileError naming the file and the field."""
+    try:
+        profile = EngineProfile.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise ProfileError(f"{path.name}: {exc}") from exc
+    known = _known_techniques()
+    unknown = sorted(set(profile.techniques) - known) if known is not None else []
+    if unknown:
+        raise ProfileError(f"{path.name}: techniques not in {TECHNIQUES_FILE.name}: {', '.join(unknown)}")
+    return profile
+
+
+@cache
+def profiles() -> dict[str, EngineProfile]:
+    """Every engine profile by id, in preference order."""
+    loaded = [load_profile(p) for p in sorted(ENGINES_DIR.glob("*.json"))]
+    ids = [p.id for p in loaded]
+    if len(set(ids)) != len(ids):
+        raise ProfileError(f"duplicate engine ids in {ENGINES_DIR}: {ids}")
+    return {p.id: p for p in sorted(loaded, key=lambda p: (p.rank, p.id))}
+
+
+def engine_names() -> list[str]:
+    """The one engine list (ids, in preference order): the form, the planner and the CLI read it."""
+    return list(profiles())
+
+
+def profile(engine: str) -> EngineProfile:
+    return profiles()[engine]
+
+
+@cache
+def _aliases() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in profiles().values():
+        for alias in (p.id, p.name, *p.aliases):
+            out[_alias_key(alias)] = p.id
+    return out
+
+
+def _alias_key(name: str) -> str:
+    return name.strip().lower().replace(" ", "-").replace("_", "-")
+
+
+def engine_id(name: str) -> str | None:
+    """The engine id a user means ("TRT-LLM" -> "tensorrt-llm"), or None."""
+    return _aliases().get(_alias_key(name))
+
+
+def technique_flag(engine: str, version: str | None, technique: str) -> TechniqueFlag | None:
+    """How `engine` at `version` (None: any release) enables `technique`, or None when that release
+    has no such switch (an always-on technique has no flag to set)."""
+    eid = engine_id(engine)
+    if eid is None:
+        return None
+    entry = profiles()[eid].technique(technique, version)
+    if entry is None or entry.flag is None:
+        return None
+    return _as_flag(eid, entry)
+
+
+def _as_flag(eid: str, entry: Technique) -> TechniqueFlag:
+    return TechniqueFlag(engine=eid, flag=entry.flag or "", since=entry.since, until=entry.until, source=entry.source)
+
+
+def technique_flags(technique: str) -> list[TechniqueFlag]:
+    """Every engine's switches for `technique` (one per spelling over its releases), in engine preference order."""
+    return [_as_flag(eid, t) for eid, p in profiles().items() for t in p.techniques.get(technique, []) if t.flag]
