@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from advisor.versions import vkey
+from ontology.gpus import vocabulary as gpu_vocabulary
 
 CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
-_NOISE = {"nvidia", "tesla", "geforce", "gpu", "generation", "hbm3", "hbm2", "hbm2e", "the", "card"}
+# Words that say nothing about which GPU is meant: the brand words of the GPU vocabulary, and these.
+_NOISE = {b.lower() for b in gpu_vocabulary().brands} | {"gpu", "generation", "hbm3", "hbm2", "hbm2e", "the", "card"}
 
 
 @cache

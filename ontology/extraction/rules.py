@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence
+from ontology.gpus import vocabulary as gpu_vocabulary
 from ontology.vocabulary import spec_for
 
 N = r"\d[\d,]*(?:\.\d+)?"
-GPU = (r"(?:A100|H100|H200|H800|A800|A10G?|A40|A30|A6000|L40S?|L4|T4|V100|P100|B200|GH200|MI\d{3}X?|"
-       r"RTX\s?\d{4}(?:\s?Ti)?|GeForce\s+RTX\s?\d{4})")
+GPU = gpu_vocabulary().pattern(with_brand=True)
 SOFTWARE = {
     "cuda_version": r"CUDA(?:\s+[Tt]oolkit)?",
     "pytorch_version": r"P[yY][Tt]orch",
@@ -129,7 +129,7 @@ RULES: list[Rule] = [
           "gpu_count", "GPUs", 0.8),
     _rule("gpu_memory_after", rf"{GPU}(?:[- ]SXM\d?|[- ]PCIe)?[^.;]{{0,25}}?(?<![\d.])(?P<v>\d{{2,3}})\s?GB\b(?!/)",
           "gpu_memory_gb", "GB", 0.8),
-    _rule("gpu_memory_before", rf"(?<![\d.])(?P<v>\d{{2,3}})\s?GB\s+(?:NVIDIA\s+|Nvidia\s+)?{GPU}", "gpu_memory_gb", "GB", 0.8),
+    _rule("gpu_memory_before", rf"(?<![\d.])(?P<v>\d{{2,3}})\s?GB\s+{GPU}", "gpu_memory_gb", "GB", 0.8),
     _rule("gpu_memory_hbm", r"(?<![\d.])(?P<v>\d{2,3})\s?GB\s+(?:of\s+)?(?:HBM\d?e?|GPU memory|device memory)",
           "gpu_memory_gb", "GB", 0.75),
     _rule("host_memory", rf"(?<![\d.])(?P<v>{N})\s?(?:GB|TB)\s+(?:of\s+)?(?:DRAM|host memory|CPU memory|main memory|RAM|DDR\d?)",

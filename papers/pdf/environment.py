@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ontology.gpus import vocabulary as gpu_vocabulary
+
 _SETUP = re.compile(
     r"\b(experiments?|evaluat\w*|conduct\w*|testbed|equipped|each node|nodes?\b|cluster|setup|configured|"
     r"hardware|performed|we (?:use|run|ran|measure|test|deploy)\w*|run on|runs on|server)\b",
@@ -18,12 +20,10 @@ _WORDS = {"a": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "six":
 _COUNT = r"(?:(?P<count>\d{1,4}|one|two|three|four|six|eight|sixteen|single|a)\s*(?:×|x|\*)?\s*)?"
 _GPU = re.compile(
     _COUNT
-    + r"(?:(?P<pre_mem>\d{2,3})\s?GB\s+)?(?:NVIDIA[\s-]+)?(?:(?:Tesla|GeForce|DGX|SXM4?)[\s-]+)?(?:(?P<pre_mem2>\d{2,3})\s?GB\s+)?"
-    r"(?P<model>[AHBLTVP]\d{2,3}[GS]?|GH200|A6000|RTX\s?\d{4}(?:\s?Ti)?|MI\d{3}X?)\b"
+    + r"(?:(?P<pre_mem>\d{2,3})\s?GB\s+)?"
+    rf"(?:(?:{gpu_vocabulary().brand_pattern()}|DGX|SXM4?)[\s-]+){{0,2}}(?:(?P<pre_mem2>\d{2,3})\s?GB\s+)?"
+    rf"(?P<model>{gpu_vocabulary().pattern()})\b"
     r"(?:[\s-]*(?:SXM\d?|PCIe))?(?:[\s-]*(?:\(|with\s+)?(?P<mem>\d{2,3})\s?G(?:B)?\b)?",
-)
-_KNOWN_MODELS = re.compile(
-    r"^(A100|A800|A10G?|A30|A40|A6000|H100|H200|H800|H20|B100|B200|GH200|V100|P100|T4|L4|L40S?|RTX\s?\d{4}(\s?Ti)?|MI\d{3}X?)$"
 )
 _CUDA = re.compile(r"\bCUDA\s*(?:version\s*|toolkit\s*)?v?(\d{1,2}\.\d{1,2}(?:\.\d+)?)")
 _TORCH = re.compile(r"\bPyTorch\s*(?:version\s*)?v?(\d\.\d{1,2}(?:\.\d+)?)")
@@ -64,8 +64,6 @@ def find_environment(page_texts: list[str]) -> dict[str, Any]:
             continue
         for match in _GPU.finditer(sentence):
             model = match.group("model").replace(" ", "")
-            if not _KNOWN_MODELS.match(model):
-                continue
             mem = match.group("mem") or match.group("pre_mem") or match.group("pre_mem2")
             key = (model, int(mem) if mem else None, _count(match.group("count")))
             gpus.setdefault(key, {"model": model, "memory_gb": key[1], "count": key[2], "page": page_no,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ontology.gpus import vocabulary as gpu_vocabulary
 from papers.scoring.inputs import TextPart
 
 # Named public or production request traces and datasets used to drive serving experiments.
@@ -25,9 +26,10 @@ SYNTHETIC = re.compile(
     r"dummy (?:inputs?|prompts?|requests?))\b",
     re.IGNORECASE,
 )
+# GPUs from the one vocabulary (ontology/data/gpus.json); the other accelerators papers evaluate on after them.
 HARDWARE = re.compile(
-    r"\b((?:NVIDIA |AMD |Tesla )?(?:A100|H100|H200|H800|A800|A10G?|A30|A40|L40S?|L4|T4|V100|P100|GH200|B200|"
-    r"RTX ?\d{4}(?: Ti)?|A6000|MI2[15]0X?|MI300X?)|TPU ?v\d\w?|Gaudi ?\d?|Apple M[1-4](?: Max| Pro| Ultra)?|M[1-4] (?:Max|Pro|Ultra))\b"
+    rf"\b({gpu_vocabulary().pattern(with_brand=True)}|"
+    r"TPU ?v\d\w?|Gaudi ?\d?|Apple M[1-4](?: Max| Pro| Ultra)?|M[1-4] (?:Max|Pro|Ultra))\b"
 )
 END_TO_END = re.compile(
     r"\b(TTFT|TPOT|TBT|time[- ]to[- ]first[- ]token|time (?:per|between) (?:output )?tokens?|end-to-end latency|"
