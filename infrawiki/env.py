@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from urllib.parse import urlparse
 
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -87,3 +89,39 @@ def env_json_object(name: str, default: dict) -> dict:
     if not isinstance(value, dict):
         raise ImproperlyConfigured(f"{name} must be a JSON object like {{\"visibility_timeout\": 3600}}")
     return {**default, **value}
+
+
+# The five fields of a cron line in cron's own order, with the range each allows.
+_CRON_FIELDS = (("minute", "0-59"), ("hour", "0-23"), ("day_of_month", "1-31"), ("month_of_year", "1-12"),
+                ("day_of_week", "0-6, 0 = Sunday, or mon..sun"))
+_CRON_NUMERIC = re.compile(r"[0-9*/,-]+")
+_CRON_WEEKDAY = re.compile(r"[0-9a-zA-Z*/,-]+")
+
+
+def env_cron(name: str, default: str) -> crontab:
+    """A Celery schedule from a five-field cron line: minute hour day-of-month month day-of-week.
+
+    The fields are passed to Celery by name, because `crontab`'s positional order (minute, hour,
+    day_of_week, day_of_month, month_of_year) is not cron's. Anything but five valid fields stops
+    the start, naming the variable and the field. A line that restricts both the day of the month
+    and the day of the week is refused too: cron runs on either day, Celery only on days that are both.
+    """
+    raw = os.environ.get(name, default)
+    fields = raw.split()
+    if len(fields) != 5:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a cron line: expected 5 fields (minute hour day-of-month month day-of-week), "
+            f"got {len(fields)}; e.g. '0 8 * * 1' is Mondays at 08:00")
+    spec = dict(zip((field for field, _ in _CRON_FIELDS), fields, strict=True))
+    for (field, allowed), value in zip(_CRON_FIELDS, fields, strict=True):
+        syntax = _CRON_WEEKDAY if field == "day_of_week" else _CRON_NUMERIC
+        try:
+            if not syntax.fullmatch(value):
+                raise ValueError("unexpected characters")
+            crontab(**{field: value})
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}={raw!r}: {field} {value!r} is invalid ({exc}); allowed: {allowed}") from None
+    if spec["day_of_month"] != "*" and spec["day_of_week"] != "*":
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} restricts both day_of_month and day_of_week; set one of them to '*'")
+    return crontab(**spec)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from infrawiki.env import env_bool, env_float, env_int, env_json_object, env_list, env_str, env_url
+from infrawiki.env import env_bool, env_cron, env_float, env_int, env_json_object, env_list, env_str, env_url
 from infrawiki.runtime import database_settings, embedded_database_url, sqlalchemy_broker_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -138,22 +137,22 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     "nightly-crawl": {
         "task": "papers.tasks.crawl_arxiv_task",
-        "schedule": crontab(*env_str("CRAWL_CRON", "0 2 * * *").split()),
+        "schedule": env_cron("CRAWL_CRON", "0 2 * * *"),
         "options": {"queue": "crawl"},
     },
     "nightly-github": {
         "task": "papers.tasks.crawl_github_task",
-        "schedule": crontab(*env_str("GITHUB_CRON", "30 2 * * *").split()),
+        "schedule": env_cron("GITHUB_CRON", "30 2 * * *"),
         "options": {"queue": "crawl"},
     },
     "nightly-rescore": {
         "task": "papers.tasks.score_all_task",
-        "schedule": crontab(*env_str("RESCORE_CRON", "30 3 * * *").split()),
+        "schedule": env_cron("RESCORE_CRON", "30 3 * * *"),
         "options": {"queue": "parse"},
     },
     "weekly-digest": {
         "task": "papers.tasks.send_digests_task",
-        "schedule": crontab(*env_str("DIGEST_CRON", "0 8 * * 1").split()),
+        "schedule": env_cron("DIGEST_CRON", "0 8 * * 1"),
         "options": {"queue": "digest"},
     },
 }
