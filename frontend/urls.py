@@ -2,14 +2,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from frontend.views import account, advisor, dashboard, papers, review, search, wiki
+from frontend.views import account, advisor, dashboard, login, papers, review, search, wiki
+from papers import arxiv_ids
 
 app_name = "frontend"
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("pipeline/", dashboard.pipeline_fragment, name="pipeline"),
     path("papers/", papers.paper_list, name="paper-list"),
-    path("papers/<str:arxiv_id>/", papers.paper_page, name="paper"),
+    re_path(rf"^papers/(?P<arxiv_id>{arxiv_ids.URL_PATTERN})/$", papers.paper_page, name="paper"),
     path("search/", search.search, name="search"),
     path("review/", review.review_queue, name="review"),
     path("facts/<int:fact_id>/", review.fact_page, name="fact"),
@@ -21,6 +22,6 @@ urlpatterns = [
     path("advisor/result/", advisor.advisor_result, name="advisor-result"),
     path("account/", account.account, name="account"),
     path("account/token/", account.rotate_token, name="rotate-token"),
-    path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html"), name="login"),
+    path("login/", login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="/"), name="logout"),
 ]

@@ -5,9 +5,9 @@ with username and password returns `{"token": ...}`; send it as `Authorization: 
 """
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from infrawiki.api_token import obtain_token
 from ontology.api import EntityViewSet, FactViewSet, ParameterViewSet, SearchView
 from papers.api import MySubscriptionView, PaperViewSet, RepoViewSet, ScoreViewSet
 
@@ -24,7 +24,7 @@ urlpatterns = [
     path("search", SearchView.as_view(), name="search"),
     path("advisor/", include("advisor.urls")),
     path("me/subscription/", MySubscriptionView.as_view(), name="my-subscription"),
-    path("auth/token/", obtain_auth_token, name="token"),
+    path("auth/token/", obtain_token, name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

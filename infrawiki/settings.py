@@ -11,7 +11,12 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from infrawiki.env import env_bool, env_cron, env_float, env_int, env_json_object, env_list, env_str, env_url
-from infrawiki.runtime import database_settings, embedded_database_url, sqlalchemy_broker_url
+from infrawiki.runtime import (
+    database_settings,
+    embedded_database_url,
+    local_secret_key,
+    sqlalchemy_broker_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("INFRAWIKI_DATA_DIR", str(BASE_DIR / ".infrawiki"))).resolve()
@@ -19,12 +24,14 @@ DATA_DIR = Path(env_str("INFRAWIKI_DATA_DIR", str(BASE_DIR / ".infrawiki"))).res
 DEBUG = env_bool("DEBUG", False)
 # PRODUCTION=1: behind TLS, hashed static files, no development secret.
 PRODUCTION = env_bool("PRODUCTION", False)
-SECRET_KEY = env_str("SECRET_KEY") or ("" if PRODUCTION else "dev-only-insecure-key")
+SECRET_KEY = env_str("SECRET_KEY") or ("" if PRODUCTION else local_secret_key(DATA_DIR))
 if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when PRODUCTION=1")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# The port `make run` serves on (gunicorn_conf reads the same variable); links in emails use SITE_URL.
+PORT = env_int("INFRAWIKI_PORT", 8000, minimum=1)
+SITE_URL = env_str("SITE_URL", f"http://127.0.0.1:{PORT}").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -106,6 +113,17 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = DATA_DIR / "media"
 LOGIN_URL = "/login/"  # the site's own page: the admin login admits staff only
+LOGIN_REDIRECT_URL = "/account/"  # after a login without ?next=
+
+# --- client identity and login limits (infrawiki/throttling.py) --------------------------
+# Proxies in front of the site that append to X-Forwarded-For; with 0 the header is ignored and the
+# client is REMOTE_ADDR (anyone can send the header, so trusting it unasked lets limits be dodged).
+NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
+# Failed logins (form and POST /api/auth/token/) allowed per account and per client: "N/unit", "N/15m".
+LOGIN_THROTTLE_ACCOUNT = env_str("LOGIN_THROTTLE_ACCOUNT", "10/15m")
+LOGIN_THROTTLE_CLIENT = env_str("LOGIN_THROTTLE_CLIENT", "30/15m")
+# Confirmation emails the digest subscribe form sends per client (whatever addresses it types).
+SUBSCRIBE_THROTTLE_CLIENT = env_str("SUBSCRIBE_THROTTLE_CLIENT", "1/10m")
 
 # --- production hardening (PRODUCTION=1 behind TLS) --------------------------------------
 if PRODUCTION:
@@ -241,6 +259,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 25,
     "EXCEPTION_HANDLER": "infrawiki.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["infrawiki.throttling.AnonThrottle", "infrawiki.throttling.UserThrottle"],
+    "NUM_PROXIES": NUM_PROXIES,
     # Per client; "N/second|minute|hour|day". Counted in the default cache (per process unless CACHES is shared).
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "600/minute"),

@@ -1,12 +1,35 @@
-"""Request-rate limits for the API: one for anonymous clients (by IP), one for signed-in users.
+"""Request-rate limits: the API's per-client and per-user rates, and the counters that guard the
+login form, the token endpoint and the digest subscribe form.
 
-DRF binds throttle rates when its classes are imported; these read them on every request instead,
-so a deployment (or a test) can change REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] at run time.
+Every limit names its client by `client_ip`, which believes X-Forwarded-For only as far as the
+NUM_PROXIES trusted proxies in front of the site (0 by default: the header is ignored, since any
+client can send it). DRF binds throttle rates when its classes are imported; the classes here read
+them on every request instead, so a deployment (or a test) can change
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] at run time. Counts live in the default cache (per process
+unless CACHE_URL shares it).
 """
 from __future__ import annotations
 
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+
+def client_ip(request) -> str:
+    """The client's address: REMOTE_ADDR, or with NUM_PROXIES=n proxies in front, the address the
+    outermost trusted proxy saw (n-th from the right in X-Forwarded-For)."""
+    remote = request.META.get("REMOTE_ADDR", "") or ""
+    proxies = settings.NUM_PROXIES
+    if proxies <= 0:
+        return remote
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    return hops[-min(proxies, len(hops))] if hops else remote
 
 
 class _LiveRate:
@@ -15,10 +38,70 @@ class _LiveRate:
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
 
+    def get_ident(self, request) -> str:
+        return client_ip(request)
+
 
 class AnonThrottle(_LiveRate, AnonRateThrottle):
-    """Anonymous readers, counted per client IP."""
+    """Anonymous readers, counted per client address."""
 
 
 class UserThrottle(_LiveRate, UserRateThrottle):
     """Signed-in users and tools with a token, counted per user."""
+
+
+_RATE = re.compile(r"(\d+)/(\d*)(s|m|h|d)[a-z]*")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most `count` events per `seconds`; written "N/unit" or "N/<k><unit>" ("5/15m", "10/hour")."""
+
+    count: int
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        match = _RATE.fullmatch(text.strip().lower())
+        if match is None:
+            raise ImproperlyConfigured(f"rate {text!r} is not N/unit (e.g. 5/minute, 10/15m)")
+        return cls(int(match.group(1)), int(match.group(2) or 1) * _UNIT_SECONDS[match.group(3)])
+
+
+def _key(scope: str, ident: str) -> str:
+    return f"limit:{scope}:" + hashlib.sha256(ident.encode("utf-8", "replace")).hexdigest()
+
+
+def limited(scope: str, ident: str, rate: Rate) -> bool:
+    """Whether `ident` has used up `rate` in `scope`'s current window (nothing is counted)."""
+    return (cache.get(_key(scope, ident)) or 0) >= rate.count
+
+
+def count(scope: str, ident: str, rate: Rate) -> None:
+    """Count one event for `ident`; the window starts with its first event."""
+    key = _key(scope, ident)
+    cache.add(key, 0, rate.seconds)
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr: this event opens a new window
+        cache.set(key, 1, rate.seconds)
+
+
+def login_blocked(request, username: str) -> int | None:
+    """Seconds to wait before another login attempt for `username` from this client, or None.
+
+    Failed attempts are counted per account (however many clients try it) and per client (however
+    many accounts it tries); past either limit every attempt is refused, the right password too.
+    """
+    account, client = Rate.parse(settings.LOGIN_THROTTLE_ACCOUNT), Rate.parse(settings.LOGIN_THROTTLE_CLIENT)
+    if limited("login-account", username.strip().lower(), account):
+        return account.seconds
+    if limited("login-client", client_ip(request), client):
+        return client.seconds
+    return None
+
+
+def count_login_failure(request, username: str) -> None:
+    count("login-account", username.strip().lower(), Rate.parse(settings.LOGIN_THROTTLE_ACCOUNT))
+    count("login-client", client_ip(request), Rate.parse(settings.LOGIN_THROTTLE_CLIENT))

@@ -17,7 +17,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from papers import selectors, subscriptions
+from papers import arxiv_ids, selectors, subscriptions
 from papers.models.scoring import Score
 from papers.serializers import (
     PaperDetailSerializer,
@@ -42,7 +42,7 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
     """Papers, newest first, with their latest score; one paper with sections, score and repositories."""
 
     lookup_field = "arxiv_id"
-    lookup_value_regex = r"[^/]+"
+    lookup_value_regex = arxiv_ids.URL_PATTERN
 
     def get_serializer_class(self):
         return PaperDetailSerializer if self.action == "retrieve" else PaperListSerializer
@@ -91,7 +91,7 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ScoreSerializer
     lookup_field = "paper__arxiv_id"
     lookup_url_kwarg = "arxiv_id"
-    lookup_value_regex = r"[^/]+"
+    lookup_value_regex = arxiv_ids.URL_PATTERN
 
     def get_queryset(self):
         filters = ScoreFilters(data=self.request.query_params)

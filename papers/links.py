@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 
+from papers.arxiv_ids import NEW_STYLE, OLD_STYLE
+
 _GITHUB = re.compile(
     r"(?:https?://)?(?:www\.)?github\.com/\s?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9._-]{1,100})",
     re.IGNORECASE,
 )
-_ARXIV_ID = re.compile(r"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s?)(\d{4}\.\d{4,5})(?:v\d+)?", re.IGNORECASE)
+_ARXIV_ID = re.compile(rf"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s?)({NEW_STYLE}|{OLD_STYLE})(?:v\d+)?", re.IGNORECASE)
 _NOT_REPOS = {"features", "about", "orgs", "topics", "sponsors", "marketplace", "settings", "login"}
 
 
@@ -35,9 +37,3 @@ def arxiv_ids(text: str) -> list[str]:
             ids.append(arxiv_id)
     return ids
 
-
-def split_version(short_id: str) -> tuple[str, int]:
-    """"2309.06180v2" -> ("2309.06180", 2); an id without version is version 1."""
-    match = re.match(r"^(.*?)(?:v(\d+))?$", short_id.strip())
-    assert match is not None
-    return match.group(1), int(match.group(2) or 1)

@@ -50,7 +50,9 @@ def read_token(token: str, purpose: str) -> Subscription:
         ) from None
     except signing.BadSignature:
         raise SubscriptionError("This link is not valid: copy the whole link from the email.") from None
-    subscription = Subscription.objects.filter(id=data.get("id"), email=data.get("email")).first()
+    if not (isinstance(data, dict) and type(data.get("id")) is int and isinstance(data.get("email"), str)):
+        raise SubscriptionError("This link is not valid: copy the whole link from the email.")
+    subscription = Subscription.objects.filter(id=data["id"], email=data["email"]).first()
     if subscription is None:
         raise SubscriptionError("This subscription no longer exists: subscribe again.")
     return subscription

@@ -6,11 +6,13 @@ a plain GET only shows a button, so link scanners cannot unsubscribe anyone.
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from infrawiki import throttling
 from papers import subscriptions
 from papers.digest.forms import PreferencesForm, SubscribeForm
 from papers.scoring.topics import TOPICS
@@ -22,7 +24,15 @@ def _invalid_link(request: HttpRequest, error: subscriptions.SubscriptionError) 
 
 @require_http_methods(["GET", "POST"])
 def subscribe(request: HttpRequest) -> HttpResponse:
+    """The subscribe form; each client gets SUBSCRIBE_THROTTLE_CLIENT confirmation emails per window,
+    whatever addresses it types (each address has its own limit in the service too)."""
     form = SubscribeForm(request.POST or None)
+    rate, client = throttling.Rate.parse(settings.SUBSCRIBE_THROTTLE_CLIENT), throttling.client_ip(request)
+    if request.method == "POST" and throttling.limited("subscribe-client", client, rate):
+        form.is_valid()
+        form.add_error(None, "This connection asked for a confirmation email a few minutes ago: check that "
+                             "inbox (and its spam folder), or try again later.")
+        return render(request, "papers/digest/subscribe.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
         try:
             subscription = subscriptions.subscribe(
@@ -31,6 +41,7 @@ def subscribe(request: HttpRequest) -> HttpResponse:
         except subscriptions.SubscriptionError as exc:
             form.add_error(None, str(exc))
         else:
+            throttling.count("subscribe-client", client, rate)
             return render(request, "papers/digest/check_inbox.html", {"email": subscription.email})
     status = 400 if request.method == "POST" else 200
     return render(request, "papers/digest/subscribe.html", {"form": form}, status=status)

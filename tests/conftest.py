@@ -148,3 +148,14 @@ def celery_redis_worker(redis_url: str, transactional_db, settings, celery_worke
     finally:
         stop_celery_worker(proc)
         switch_broker(app, *saved)
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    """Throttle counters and cached pages of one test must not leak into the next (the default
+    cache lives as long as the test process)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

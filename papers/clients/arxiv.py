@@ -53,13 +53,34 @@ def _api_error(root: etree._Element) -> str | None:
     return None
 
 
-def parse_atom(content: bytes, source: str) -> list[arxiv.Result]:
-    """Results of one saved or received API answer; ArxivError for non-Atom bodies and API errors."""
+@dataclass
+class AtomAnswer:
+    """The entries of one API answer that could be read, and why each other entry could not."""
+
+    results: list[arxiv.Result]
+    unreadable: list[str]
+
+
+def parse_atom(content: bytes, source: str) -> AtomAnswer:
+    """Entries of one saved or received API answer, read one by one (a bad date in one entry costs
+    that entry only); ArxivError for non-Atom bodies and API errors."""
     root = check_atom(content, source)
     error = _api_error(root)
     if error:
         raise ArxivError(f"arXiv rejected the request ({source}): {error}")
-    return list(_feed.parse(content).results)
+    answer = AtomAnswer([], [])
+    for number, entry in enumerate(root.iterfind("atom:entry", ATOM_NS), start=1):
+        entry_id = (entry.findtext("atom:id", "", ATOM_NS) or "").strip()[:80] or f"entry {number}"
+        try:
+            result = _feed._build_result(entry)
+        except (ValueError, TypeError, OverflowError) as exc:  # the package's date and field parsing
+            answer.unreadable.append(f"{source}: {entry_id} cannot be read ({exc}); skipped")
+            continue
+        if result is None:  # the package skips entries without an id, <published> or <updated>
+            answer.unreadable.append(f"{source}: {entry_id} lacks its id or dates; skipped")
+        else:
+            answer.results.append(result)
+    return answer
 
 
 def _check_response(response: requests.Response, *args, **kwargs) -> None:
@@ -100,7 +121,7 @@ def search_pages(client: arxiv.Client, query: str, max_results: int, ids: list[s
         yield Page(start, page)
 
 
-def read_atom_file(path: Path) -> list[arxiv.Result]:
+def read_atom_file(path: Path) -> AtomAnswer:
     """Results of a saved API answer: the raw Atom XML, or a recorded JSON {url, status_code, body}."""
     content = path.read_bytes()
     if path.suffix == ".json":

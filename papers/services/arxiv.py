@@ -12,8 +12,9 @@ import arxiv
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from papers import arxiv_ids
 from papers.clients.arxiv import ArxivError, make_client, read_atom_file, search_pages
-from papers.links import github_repos, split_version
+from papers.links import github_repos
 from papers.models import Author, CodeRepo, Paper, PaperAuthor, PaperRepo
 from papers.services.events import record_event
 
@@ -58,25 +59,55 @@ def link_code(paper: Paper, full_names: list[str], source: str) -> list[CodeRepo
     return repos
 
 
-def upsert_result(result: arxiv.Result) -> str:
-    """Store one arXiv entry. Returns "new", "updated" (a newer version replaced the row) or "unchanged"."""
-    arxiv_id, version = split_version(result.get_short_id())
-    text = f"{result.summary}\n{result.comment or ''}"
-    code_urls = [f"https://github.com/{name}" for name in github_repos(text)]
-    fields = {
+class EntryError(ValueError):
+    """An arXiv entry that cannot be stored as it is (a malformed id, a field too long); nothing of it is."""
+
+
+def _clean(text: str | None) -> str:
+    return (text or "").replace("\x00", "")  # PostgreSQL text cannot hold NUL
+
+
+def _checked_fields(arxiv_id: str, fields: dict) -> dict:
+    """`fields`, or EntryError naming the first one longer than its column allows."""
+    for name, value in fields.items():
+        column = Paper._meta.get_field(name)
+        limit = getattr(getattr(column, "base_field", column), "max_length", None)
+        values = value if isinstance(value, list) else [value]
+        if limit and any(isinstance(v, str) and len(v) > limit for v in values):
+            raise EntryError(f"{arxiv_id}: {name} is longer than {limit} characters; entry skipped")
+    return fields
+
+
+def entry_fields(result: arxiv.Result) -> tuple[str, dict]:
+    """The paper's id and the columns to store for one arXiv entry; EntryError when it is malformed."""
+    short_id = result.get_short_id()
+    try:
+        arxiv_id, version = arxiv_ids.parse(short_id)
+    except arxiv_ids.ArxivIdError as exc:
+        raise EntryError(f"entry {result.entry_id[:80]!r}: {exc}; entry skipped") from None
+    text = f"{_clean(result.summary)}\n{_clean(result.comment)}"
+    return arxiv_id, _checked_fields(arxiv_id, {
         "version": version,
-        "title": " ".join(result.title.split()),
-        "abstract": " ".join(result.summary.split()),
+        "title": " ".join(_clean(result.title).split()),
+        "abstract": " ".join(_clean(result.summary).split()),
         "published": result.published,
         "updated": result.updated,
-        "primary_category": result.primary_category or "",
-        "categories": list(result.categories),
-        "comment": result.comment or "",
-        "journal_ref": result.journal_ref or "",
-        "doi": result.doi or "",
-        "pdf_url": result.pdf_url or "",
-        "code_urls": code_urls,
-    }
+        "primary_category": _clean(result.primary_category),
+        "categories": [_clean(c) for c in result.categories],
+        "comment": _clean(result.comment),
+        "journal_ref": _clean(result.journal_ref),
+        "doi": _clean(result.doi),
+        "pdf_url": _clean(result.pdf_url),
+        "code_urls": [f"https://github.com/{name}" for name in github_repos(text)],
+    })
+
+
+def upsert_result(result: arxiv.Result) -> str:
+    """Store one arXiv entry, all of it or (EntryError) nothing. Returns "new", "updated" (a newer
+    version replaced the row) or "unchanged"."""
+    arxiv_id, fields = entry_fields(result)
+    version = fields["version"]
+    text = f"{_clean(result.summary)}\n{_clean(result.comment)}"
     with transaction.atomic():
         paper = Paper.objects.select_for_update().filter(arxiv_id=arxiv_id).first()
         if paper is not None and paper.version >= version:
@@ -96,18 +127,27 @@ def upsert_result(result: arxiv.Result) -> str:
             paper.refresh_from_db()
             was = f"v{old_version}" if old_version else "seed entry"
             record_event(stage="crawl", paper=paper, message=f"{was} replaced by arXiv metadata of v{version}")
-        _set_authors(paper, [author.name for author in result.authors])
+        _set_authors(paper, [_clean(author.name) for author in result.authors])
         link_code(paper, github_repos(text), PaperRepo.Source.ABSTRACT)
     return outcome
 
 
+def _report_error(report: CrawlReport, message: str) -> None:
+    report.errors.append(message)
+    record_event(stage="crawl", message=message, error=True)
+
+
 def _store(results: list[arxiv.Result], report: CrawlReport) -> int:
-    """Upsert a page of results into the report; returns how many were new or updated."""
+    """Upsert a page of results into the report, each entry whole or not at all; returns how many
+    were new or updated. A malformed entry is an error in the report; the others are stored."""
     changed = 0
     for result in results:
-        outcome = upsert_result(result)
-        arxiv_id = split_version(result.get_short_id())[0]
-        getattr(report, outcome).append(arxiv_id)
+        try:
+            outcome = upsert_result(result)
+        except EntryError as exc:
+            _report_error(report, str(exc))
+            continue
+        getattr(report, outcome).append(arxiv_ids.normalise(result.get_short_id()))
         changed += outcome != "unchanged"
     return changed
 
@@ -130,8 +170,10 @@ def crawl_arxiv(query: str | None = None, max_results: int | None = None, *, ids
                 report.stopped_early = True
                 break
     except ArxivError as exc:
-        report.errors.append(str(exc))
-        record_event(stage="crawl", message=str(exc), error=True)
+        _report_error(report, str(exc))
+    except (ValueError, TypeError) as exc:  # the package read a live page it could not parse (a bad date)
+        _report_error(report, f"arXiv answered page {report.pages + 1} with an entry that cannot be read "
+                              f"({exc}); that page was skipped")
     return report
 
 
@@ -140,12 +182,12 @@ def import_atom_files(paths: list[Path]) -> CrawlReport:
     report = CrawlReport()
     for path in paths:
         try:
-            results = read_atom_file(path)
+            answer = read_atom_file(path)
         except (ArxivError, OSError) as exc:
-            message = str(exc) if isinstance(exc, ArxivError) else f"cannot read {path}: {exc}"
-            report.errors.append(message)
-            record_event(stage="crawl", message=message, error=True)
+            _report_error(report, str(exc) if isinstance(exc, ArxivError) else f"cannot read {path}: {exc}")
             continue
         report.pages += 1
-        _store(results, report)
+        for problem in answer.unreadable:
+            _report_error(report, problem)
+        _store(answer.results, report)
     return report

@@ -60,3 +60,30 @@ def test_production_refuses_to_start_without_a_secret_key() -> None:
     )
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr
+
+
+def _print_settings(data_dir, *names: str, **env: str) -> list[str]:
+    from infrawiki.runtime import database_url
+
+    env = {k: v for k, v in {**CLEAN_ENV, **env}.items() if k not in ("SECRET_KEY", "SITE_URL")}
+    code = "from django.conf import settings; " + "; ".join(f"print(settings.{n})" for n in names)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-v", "0", "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**env, "INFRAWIKI_DATA_DIR": str(data_dir), "DATABASE_URL": database_url(connection.settings_dict)},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+@pytest.mark.django_db
+def test_outside_production_each_installation_signs_with_its_own_persisted_key(tmp_path) -> None:
+    first = _print_settings(tmp_path / "a", "SECRET_KEY")
+    assert first == _print_settings(tmp_path / "a", "SECRET_KEY")  # kept across restarts
+    assert first != _print_settings(tmp_path / "b", "SECRET_KEY")  # not a constant shared by every copy
+    assert len(first[0]) >= 32 and "insecure" not in first[0]
+    assert (tmp_path / "a" / "secret_key").stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.django_db
+def test_email_links_use_the_port_the_site_is_served_on(tmp_path) -> None:
+    assert _print_settings(tmp_path, "SITE_URL", INFRAWIKI_PORT="8123") == ["http://127.0.0.1:8123"]

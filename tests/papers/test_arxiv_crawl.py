@@ -126,7 +126,7 @@ def test_code_links_in_the_abstract_or_comment_link_the_paper_to_its_repo(corpus
     from papers.clients.arxiv import read_atom_file
     from papers.services import upsert_result
 
-    (result,) = read_atom_file(corpus_dir.joinpath(*RECORDED, "id_1605.08386_s0_m100_199195aa31ad.json"))
+    (result,) = read_atom_file(corpus_dir.joinpath(*RECORDED, "id_1605.08386_s0_m100_199195aa31ad.json")).results
     result.comment = "10 pages. Code: https://github.com/example-lab/paged-kv."
     assert upsert_result(result) == "new"
     paper = Paper.objects.get(arxiv_id="1605.08386")

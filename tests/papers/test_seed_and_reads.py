@@ -9,7 +9,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from papers import selectors
-from papers.links import arxiv_ids, github_repos, split_version
+from papers.arxiv_ids import parse
+from papers.links import arxiv_ids, github_repos
 from papers.models import CodeRepo, Paper, PaperRepo
 from papers.services.seed import SEED_FILE
 
@@ -48,7 +49,7 @@ def test_code_links_and_arxiv_ids_are_found_in_text() -> None:
     text = "The code is available at: https:// github.com/hao-ai-lab/MuxServe. See https://github.com/S-LoRA/S-LoRA."
     assert github_repos(text) == ["hao-ai-lab/MuxServe", "S-LoRA/S-LoRA"]
     assert arxiv_ids("arXiv:2309.06180v2, https://arxiv.org/abs/2401.09670") == ["2309.06180", "2401.09670"]
-    assert split_version("2204.08348v3") == ("2204.08348", 3) and split_version("2204.08348") == ("2204.08348", 1)
+    assert parse("2204.08348v3") == ("2204.08348", 3) and parse("2204.08348") == ("2204.08348", 1)
 
 
 def test_selectors_list_detail_and_status_counts(django_assert_max_num_queries) -> None:

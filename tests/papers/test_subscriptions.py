@@ -135,3 +135,12 @@ def test_one_address_gets_at_most_one_confirmation_email_per_ten_minutes(smtp_se
         subscriptions.subscribe(OWNER, now=NOW + timedelta(minutes=9))
     subscriptions.subscribe(OWNER, now=NOW + timedelta(minutes=10))
     assert len(smtp_server.to(OWNER)) == 2
+
+
+@pytest.mark.parametrize("payload", [[1, 2], "text", 7, None, {"id": "1", "email": OWNER}, {"id": [1], "email": OWNER},
+                                     {"id": 1, "email": ["x"]}, {"id": True, "email": OWNER}, {}])
+@pytest.mark.parametrize("path,purpose", [("confirm", "confirm"), ("unsubscribe", "manage"), ("settings", "manage")])
+def test_a_signed_link_whose_payload_has_the_wrong_shape_is_a_clear_400(payload, path, purpose):
+    token = signing.dumps(payload, salt=f"papers.digest.{purpose}", compress=True)
+    page = Client().get(f"/digest/{path}/{token}/")
+    assert page.status_code == 400 and b"This link is not valid" in page.content

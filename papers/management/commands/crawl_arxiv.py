@@ -1,6 +1,7 @@
 """`python manage.py crawl_arxiv [--query Q] [--id ID ...] [--max N] [--atom-file F ...]`: ingest arXiv metadata
 from the API (politely, settings.ARXIV_DELAY_S between requests) or from saved API answers, and
-print what changed. Exit status 1 when any answer was rejected or unreadable.
+print what changed. Exit status 2 when any answer or entry was rejected or unreadable (the
+others are still stored, each entry whole or not at all).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import arxiv
 import requests
 from django.core.management.base import BaseCommand, CommandError
 
+from papers import arxiv_ids
 from papers.services import crawl_arxiv, import_atom_files
 
 
@@ -18,7 +20,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--query", help="arXiv search query (default: settings.ARXIV_QUERY)")
-        parser.add_argument("--id", nargs="+", default=[], dest="ids", help="fetch these arXiv ids")
+        parser.add_argument("--id", nargs="+", default=[], dest="ids", type=arxiv_ids.argument,
+                            help="fetch these arXiv ids")
         parser.add_argument("--max", type=int, dest="max_results", help="stop after this many results")
         parser.add_argument("--atom-file", nargs="+", type=Path, default=[],
                             help="saved API answers (Atom XML, or recorded JSON {url, status_code, body})")
@@ -32,7 +35,7 @@ class Command(BaseCommand):
             try:
                 report = crawl_arxiv(query, max_results, ids=list(ids), stop_after_empty_pages=stop_after_empty_pages)
             except (arxiv.HTTPError, arxiv.UnexpectedEmptyPageError, requests.RequestException) as exc:
-                raise CommandError(f"arXiv is unreachable or failing ({exc}); try again later") from exc
+                raise CommandError(f"arXiv is unreachable or failing ({exc}); try again later", returncode=2) from exc
         for label, ids in (("new", report.new), ("updated", report.updated)):
             for arxiv_id in ids:
                 self.stdout.write(f"{label}: {arxiv_id}")
@@ -40,4 +43,4 @@ class Command(BaseCommand):
             self.stderr.write(f"error: {error}")
         self.stdout.write(("changed: " if report.changed else "nothing changed: ") + report.summary())
         if report.errors:
-            raise CommandError(f"{len(report.errors)} answer(s) could not be used; see the errors above")
+            raise CommandError(f"{len(report.errors)} answer(s) could not be used; see the errors above", returncode=2)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from papers import arxiv_ids
 from papers.pdf import PdfError
 from papers.services import ingest_pdf
 from papers.services.pdfs import StorageError
@@ -20,7 +21,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("path", type=Path)
-        parser.add_argument("--arxiv-id", default=None)
+        parser.add_argument("--arxiv-id", default=None, type=arxiv_ids.argument,
+                            help="the paper's arXiv id, e.g. 2309.06180 or astro-ph/0601001")
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, path: Path, arxiv_id=None, as_json=False, **options) -> None:
