@@ -42,23 +42,43 @@ def quick_throughput(req: Request, opt: Option) -> float:
     return batch / step * opt.replicas
 
 
+def arrival_model(req: Request, opt: Option) -> str:
+    """The arrival process behind every percentile the answer reports, in words."""
+    w = req.workload
+    split = f" ({opt.replicas} replicas share it evenly)" if opt.replicas > 1 else ""
+    if w.request_rate is not None:
+        return f"open loop: Poisson arrivals at {w.request_rate:g} requests/s{split}"
+    return f"closed loop: {w.concurrency} concurrent users, each sending its next request when the last one finishes{split}"
+
+
 def estimate(req: Request, opt: Option, eff: Efficiency | None = None) -> Estimate:
     """Simulate the workload on one replica and scale throughput by the replica count."""
-    per_replica = math.ceil(req.workload.concurrency / opt.replicas)
+    w = req.workload
+    per_replica = math.ceil(w.concurrency / opt.replicas)
     cfg = SimConfig(kv_tokens=opt.plan.kv_tokens, max_num_seqs=opt.plan.max_num_seqs,
                     batched_tokens=opt.plan.batched_tokens, chunked_prefill=opt.chunked_prefill)
-    result = Simulator(step_model(req, opt, eff), cfg, req.workload.prompt_tokens, req.workload.output_tokens,
-                       per_replica).run()
+    rate = w.request_rate / opt.replicas if w.request_rate is not None else None
+    result = Simulator(step_model(req, opt, eff), cfg, w.prompt_tokens, w.output_tokens, per_replica,
+                       request_rate=rate, prefix_tokens=w.shared_prefix_tokens if opt.prefix_caching else 0).run()
     metrics = result.summary()
     metrics["throughput_tok_s"] *= opt.replicas
+    sla = req.sla
+    attained, goodput = result.goodput(*(None if v is None else v / 1e3 for v in
+                                         (sla.p95_ttft_ms, sla.p95_tpot_ms, sla.p95_latency_ms)))
+    metrics["sla_attainment"] = attained
+    metrics["goodput_tok_s"] = goodput * opt.replicas
+    metrics["prefix_hit_rate"] = result.prefix_hits / len(result.served) if result.served else 0.0
     misses = []
     for sla_key, metric_key, label in SLA_CHECKS:
-        limit = getattr(req.sla, sla_key)
+        limit = getattr(sla, sla_key)
         if limit is not None and metrics[metric_key] > limit:
             misses.append(f"{label} {metrics[metric_key]:.0f} ms > {limit:g} ms")
-    floor = req.sla.min_throughput_tok_s
+    floor = sla.min_throughput_tok_s
     if floor is not None and metrics["throughput_tok_s"] < floor:
         misses.append(f"throughput {metrics['throughput_tok_s']:.0f} tok/s < {floor:g} tok/s")
     if result.rejected:
         misses.append(f"{result.rejected} requests never fit the KV cache")
+    if rate is not None and result.makespan_s and len(result.served) / result.makespan_s < 0.9 * rate:
+        misses.append(f"arrivals ({rate:g}/s per replica) outpace what one replica serves "
+                      f"({len(result.served) / result.makespan_s:.2f}/s): the queue and latencies grow without bound")
     return Estimate(metrics=metrics, meets_sla=not misses, misses=tuple(misses))

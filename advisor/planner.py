@@ -35,6 +35,8 @@ class Option:
     replicas: int
     plan: MemoryPlan
     chunked_prefill: bool
+    prefix_caching: bool
+    multi_lora: bool
     env: tuple[tuple[str, str], ...]
     notes: tuple[str, ...]
 
@@ -113,6 +115,12 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
         return
     env, notes = rules.attention_env(eng, version.version, req.gpu, req.model)
     chunked = _chunked(eng, version.version)
+    prefix = req.workload.shared_prefix_tokens > 0 and eng.technique("prefix_caching", version.version) is not None
+    lora = req.workload.lora_adapters > 0
+    if lora and eng.technique("multi_lora", version.version) is None:
+        log.reject(f"{eid} {version.version}", f"{req.workload.lora_adapters} LoRA adapters requested, and the catalog "
+                   f"holds no multi-LoRA switch for {eng.name} {version.version}")
+        return
     seen: set[tuple[str, QuantChoice]] = set()
     for model_dtype in rules.dtype_choices(eng, req.gpu, req.model, req.flags, log):
         for quant in rules.quant_choices(eng, version.version, req.gpu, req.model, req.flags, log):
@@ -140,7 +148,7 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
                     plan.options.append(Option(
                         engine=eid, version=version, dtype=dtype, quant=quant, kv_dtype=kv, tp=tp, pp=pp,
                         replicas=req.gpu_count // (tp * pp), plan=sized, chunked_prefill=chunked,
-                        env=tuple(env.items()), notes=tuple(notes)))
+                        prefix_caching=prefix, multi_lora=lora, env=tuple(env.items()), notes=tuple(notes)))
 
 
 def _suggest_tighter(req: Request, eng: EngineProfile, version: str, dtype: str, quant: QuantChoice, kv: str | None,

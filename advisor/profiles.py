@@ -139,10 +139,12 @@ class FlagName(Span):
 
 class Technique(Span, Fact):
     """How a serving technique is switched on in this engine: `flag` (None: on without a switch),
+    `takes_value` when the flag needs a value (a size, a model) rather than being a bare switch,
     `off_flag` (what turns an on-by-default technique off), the releases that have it, and from
     which release it is on by default."""
 
     flag: str | None
+    takes_value: bool = False
     off_flag: str | None = None
     default_on_since: Version | None = None
 

@@ -43,9 +43,11 @@ def _switches(eng: EngineProfile, opt: Option) -> dict[str, Any]:
     """Technique switches the configuration turns on that the release does not turn on by itself."""
     version = opt.version.version
     out: dict[str, Any] = {}
-    chunked = eng.technique("chunked_prefill", version)
-    if opt.chunked_prefill and chunked and chunked.flag and not eng.technique_on("chunked_prefill", version):
-        out[flag_key(chunked.flag)] = True
+    wanted = {"chunked_prefill": opt.chunked_prefill, "prefix_caching": opt.prefix_caching, "multi_lora": opt.multi_lora}
+    for name, on in wanted.items():
+        entry = eng.technique(name, version)
+        if on and entry and entry.flag and not eng.technique_on(name, version) and not entry.takes_value:
+            out[flag_key(entry.flag)] = True
     return out
 
 

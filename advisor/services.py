@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import render
-from advisor.estimate import Estimate, estimate, quick_throughput
+from advisor.estimate import Estimate, arrival_model, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
 from advisor.planner import Option, Plan, enumerate_options
 from advisor.profiles import profile, profiles
@@ -83,10 +83,19 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         f"{p.gpu_memory_utilization:g} x {req.gpu.usable_gib:.2f} GiB",
         f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}); max_num_seqs {p.max_num_seqs} keeps "
         f"that many {req.workload.prompt_tokens}+{req.workload.output_tokens}-token requests in the cache without preemption",
-        f"simulated {req.workload.concurrency} concurrent requests: p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "
+        f"simulated ({arrival_model(req, opt)}): p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "
         f"p95 TPOT {est.metrics['tpot_p95_ms']:.1f} ms, p95 latency {est.metrics['e2e_p95_ms']:.0f} ms, "
         f"{est.metrics['throughput_tok_s']:.0f} output tok/s",
     ]
+    if req.sla.is_set():
+        lines.append(f"goodput: {est.metrics['sla_attainment']:.0%} of requests meet every latency target, "
+                     f"{est.metrics['goodput_tok_s']:.0f} output tok/s from them")
+    if opt.prefix_caching:
+        lines.append(f"prefix caching: {est.metrics['prefix_hit_rate']:.0%} of requests reuse the "
+                     f"{req.workload.shared_prefix_tokens}-token shared prefix and skip prefilling it")
+    if opt.multi_lora:
+        lines.append(f"serves {req.workload.lora_adapters} LoRA adapters; their memory and kernel cost are not in these "
+                     f"estimates")
     if opt.quant.checkpoint_id:
         lines.append(f"serves the published {opt.quant.label} checkpoint {opt.quant.checkpoint_id} ({opt.quant.source})")
     elif opt.quant.self_quantize:
@@ -125,6 +134,8 @@ def _recommendation(req: Request, opt: Option, est: Estimate, literature: list[d
             "tpot_p50_ms": round(m["tpot_p50_ms"], 2), "tpot_p95_ms": round(m["tpot_p95_ms"], 2),
             "latency_p50_ms": round(m["e2e_p50_ms"], 1), "latency_p95_ms": round(m["e2e_p95_ms"], 1),
             "throughput_tok_s": round(m["throughput_tok_s"], 1),
+            "goodput_tok_s": round(m["goodput_tok_s"], 1), "sla_attainment": round(m["sla_attainment"], 3),
+            "arrival_model": arrival_model(req, opt),
         },
         "meets_sla": est.meets_sla, "rationale": _rationale(req, opt, est),
         "evidence": catalog_evidence(req, opt) + literature,

@@ -1,8 +1,11 @@
 """Discrete-event simulation of continuous batching on one replica, driven by the roofline step model.
 
-Runs for the shortlisted configurations of every recommendation, and in the calibration. Clients
-keep `concurrency` requests in flight (as `vllm bench serve --max-concurrency` does): a new request
-arrives when one finishes. Each iteration the scheduler, like vLLM's, gives every running sequence one
+Runs for the shortlisted configurations of every recommendation, and in the calibration. Two arrival
+models: a closed loop, where clients keep `concurrency` requests in flight (as `vllm bench serve
+--max-concurrency` does) and a new request arrives when one finishes; or an open loop, where requests
+arrive as a Poisson process at `request_rate` per second (seeded, so answers are repeatable) whatever
+the server's progress. With prefix caching, every request after the first that computed a shared
+prefix of `prefix_tokens` skips prefilling it, and the prefix's KV blocks are held once. Each iteration the scheduler, like vLLM's, gives every running sequence one
 decode token and fills the rest of the token budget with prompt chunks (chunked prefill) — or, without
 chunked prefill, runs waiting prompts whole before any decode. A sequence is admitted only while the
 KV cache has room for its prompt; when decoding runs out of room the newest sequence is preempted
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import random
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -31,6 +35,7 @@ class _Seq:
     prompt: int
     output: int
     to_prefill: int
+    cached: int = 0  # prompt tokens served from the prefix cache (never prefilled, KV shared)
     prefilled: int = 0
     generated: int = 0  # tokens produced before the current decode stretch
     start_step: int = 0  # decode-iteration counter when this stretch began
@@ -49,15 +54,44 @@ class SimConfig:
     chunked_prefill: bool
 
 
+@dataclass(frozen=True)
+class Served:
+    """One finished request: its latencies (seconds; `tpot_s` None for a one-token answer) and output."""
+
+    ttft_s: float
+    tpot_s: float | None
+    e2e_s: float
+    output: int
+
+
 @dataclass
 class SimResult:
     ttft_s: list[float] = field(default_factory=list)
     tpot_s: list[float] = field(default_factory=list)
     e2e_s: list[float] = field(default_factory=list)
+    served: list[Served] = field(default_factory=list)
     output_tokens: int = 0
     makespan_s: float = 0.0
     preemptions: int = 0
     rejected: int = 0
+    prefix_hits: int = 0
+
+    def record(self, served: Served) -> None:
+        self.served.append(served)
+        self.ttft_s.append(served.ttft_s)
+        self.e2e_s.append(served.e2e_s)
+        if served.tpot_s is not None:
+            self.tpot_s.append(served.tpot_s)
+        self.output_tokens += served.output
+
+    def goodput(self, ttft_s: float | None, tpot_s: float | None, e2e_s: float | None) -> tuple[float, float]:
+        """(fraction of requests meeting every given latency limit, their output tokens per second)."""
+        def ok(r: Served) -> bool:
+            return ((ttft_s is None or r.ttft_s <= ttft_s) and (e2e_s is None or r.e2e_s <= e2e_s)
+                    and (tpot_s is None or r.tpot_s is None or r.tpot_s <= tpot_s))
+        good = [r for r in self.served if ok(r)]
+        fraction = len(good) / len(self.served) if self.served else 0.0
+        return fraction, (sum(r.output for r in good) / self.makespan_s if self.makespan_s else 0.0)
 
     def summary(self) -> dict[str, float]:
         """p50/p95 TTFT, TPOT, end-to-end latency (ms) and output throughput (tokens/s)."""
@@ -83,14 +117,31 @@ def _blocks(tokens: int) -> int:
     return math.ceil(tokens / BLOCK) * BLOCK
 
 
+OPEN_LOOP_SECONDS = 60  # an open-loop run sends about a minute of arrivals ...
+OPEN_LOOP_REQUESTS = (24, 400)  # ... within these bounds, so one simulation stays cheap
+
+
 class Simulator:
-    """One replica serving a closed-loop workload; `run()` returns latency and throughput samples."""
+    """One replica serving a closed- or open-loop workload; `run()` returns latency and throughput samples."""
 
     def __init__(self, step: StepModel, cfg: SimConfig, prompt: int, output: int, concurrency: int,
-                 num_requests: int | None = None) -> None:
+                 num_requests: int | None = None, *, request_rate: float | None = None, prefix_tokens: int = 0,
+                 seed: int = 0) -> None:
         self.step, self.cfg = step, cfg
         self.prompt, self.output, self.concurrency = prompt, output, concurrency
+        self.request_rate = request_rate
+        self.prefix_tokens = min(prefix_tokens, prompt - 1) if prefix_tokens > 0 else 0
+        self.prefix_ready = False
+        if num_requests is None and request_rate:
+            low, high = OPEN_LOOP_REQUESTS
+            num_requests = int(min(high, max(low, request_rate * OPEN_LOOP_SECONDS)))
         self.num_requests = num_requests or max(2 * concurrency, 24)
+        self.arrivals: deque[float] = deque()
+        if request_rate:
+            rng, at = random.Random(seed), 0.0
+            for _ in range(self.num_requests):
+                at += rng.expovariate(request_rate)
+                self.arrivals.append(at)
         self.now = 0.0
         self.sent = 0
         self.waiting: deque[_Seq] = deque()
@@ -104,21 +155,40 @@ class Simulator:
         self.result = SimResult()
 
     # --- bookkeeping -------------------------------------------------------------------------
-    def _arrive(self) -> None:
+    def _arrive(self, at: float | None = None) -> None:
         if self.sent < self.num_requests:
-            self.waiting.append(_Seq(self.now, self.prompt, self.output, to_prefill=self.prompt))
+            cached = self.prefix_tokens if self.prefix_ready else 0
+            self.waiting.append(_Seq(self.now if at is None else at, self.prompt, self.output,
+                                     to_prefill=self.prompt - cached, cached=cached))
             self.sent += 1
+            self.result.prefix_hits += bool(cached)
+
+    def _closed_loop_next(self) -> None:
+        """A finished request frees its client, who sends the next one (closed loop only)."""
+        if self.request_rate is None:
+            self._arrive()
+
+    def _admit_arrivals(self) -> None:
+        """Open loop: every request whose arrival time has come joins the queue."""
+        while self.arrivals and self.arrivals[0] <= self.now:
+            self._arrive(self.arrivals.popleft())
+
+    def _prefix_computed(self) -> None:
+        """The first full prefill leaves the shared prefix in the cache: hold its blocks once from now on."""
+        if self.prefix_tokens and not self.prefix_ready:
+            self.prefix_ready = True
+            self.used += _blocks(self.prefix_tokens)
 
     def _running(self) -> int:
         return len(self.prefilling) + len(self.decoding)
 
     def _context(self, seq: _Seq) -> int:
-        return seq.to_prefill + (self.steps - seq.start_step)
+        return seq.cached + seq.to_prefill + (self.steps - seq.start_step)
 
     def _start_decoding(self, seq: _Seq) -> None:
         seq.start_step = self.steps
         self.decoding[id(seq)] = seq
-        self.decode_ctx += seq.to_prefill
+        self.decode_ctx += seq.cached + seq.to_prefill
         remaining = seq.output - seq.generated
         self.uid += 1
         heapq.heappush(self.finish_heap, (self.steps + remaining, self.uid, seq.epoch, seq))
@@ -129,7 +199,7 @@ class Simulator:
         context = self._context(seq)
         self.decode_ctx -= context
         seq.epoch += 1
-        return seq.held + 1 + (context - seq.to_prefill)
+        return seq.held + 1 + (context - seq.cached - seq.to_prefill)
 
     def _stale(self, entry: tuple[int, int, int, _Seq]) -> bool:
         return entry[2] != entry[3].epoch or id(entry[3]) not in self.decoding
@@ -141,13 +211,10 @@ class Simulator:
                 continue
             seq = entry[3]
             self.used -= self._stop_decoding(seq)
-            r = self.result
-            r.e2e_s.append(self.now - seq.arrival)
-            r.ttft_s.append((seq.first_token_at or self.now) - seq.arrival)
-            if seq.output > 1:
-                r.tpot_s.append((self.now - (seq.first_token_at or seq.arrival)) / (seq.output - 1))
-            r.output_tokens += seq.output
-            self._arrive()
+            first = seq.first_token_at or self.now
+            tpot = (self.now - first) / (seq.output - 1) if seq.output > 1 else None
+            self.result.record(Served(first - seq.arrival, tpot, self.now - seq.arrival, seq.output))
+            self._closed_loop_next()
 
     def _preempt_newest(self) -> None:
         if self.decoding:
@@ -158,7 +225,7 @@ class Simulator:
             victim = self.prefilling.pop()
             self.used -= victim.held
             victim.epoch += 1
-        victim.to_prefill = victim.prompt + victim.generated  # recompute the prompt and what it produced
+        victim.to_prefill = victim.prompt + victim.generated - victim.cached  # recompute what it produced
         victim.prefilled, victim.held = 0, 0
         self.waiting.appendleft(victim)
         self.result.preemptions += 1
@@ -190,7 +257,7 @@ class Simulator:
 
     def _mixed_step(self, chunks: list[tuple[_Seq, int]], with_decode: bool) -> None:
         tokens = sum(t for _, t in chunks)
-        prefill_ctx = sum((s.prefilled + t / 2) * t for s, t in chunks) / max(tokens, 1)
+        prefill_ctx = sum((s.cached + s.prefilled + t / 2) * t for s, t in chunks) / max(tokens, 1)
         decoders = len(self.decoding) if with_decode else 0
         self.now += self.step.step_seconds(tokens, prefill_ctx, decoders, self.decode_ctx if with_decode else 0,
                                            prefill_seqs=len(chunks))
@@ -203,6 +270,7 @@ class Simulator:
         done = [s for s, _ in chunks if s.prefilled >= s.to_prefill]
         for seq in done:
             self.prefilling.remove(seq)
+            self._prefix_computed()
             if seq.first_token_at is None:
                 seq.first_token_at = self.now
                 seq.generated = max(seq.generated, 1)
@@ -216,11 +284,9 @@ class Simulator:
             self._complete_due()
 
     def _finish_without_decode(self, seq: _Seq) -> None:
-        r = self.result
-        r.e2e_s.append(self.now - seq.arrival)
-        r.ttft_s.append((seq.first_token_at or self.now) - seq.arrival)
-        r.output_tokens += seq.output
-        self._arrive()
+        first = seq.first_token_at or self.now
+        self.result.record(Served(first - seq.arrival, None, self.now - seq.arrival, seq.output))
+        self._closed_loop_next()
 
     def _decode_jump(self) -> None:
         count = len(self.decoding)
@@ -233,18 +299,26 @@ class Simulator:
             self._preempt_newest()
             return
         mid_context = self.decode_ctx + count * (steps - 1) / 2
-        self.now += steps * self.step.step_seconds(0, 0.0, count, mid_context)
+        per_step = self.step.step_seconds(0, 0.0, count, mid_context)
+        if self.arrivals and per_step > 0:  # stop the jump at the next arrival so it is scheduled on time
+            steps = max(1, min(steps, math.ceil((self.arrivals[0] - self.now) / per_step)))
+        self.now += steps * per_step
         self.steps += steps
         self.decode_ctx += count * steps
         self.used += count * steps
         self._complete_due()
 
     def run(self) -> SimResult:
-        for _ in range(self.concurrency):
-            self._arrive()
+        if self.request_rate is None:
+            for _ in range(self.concurrency):
+                self._arrive()
         for _ in range(MAX_EVENTS):
+            self._admit_arrivals()
             if not (self.waiting or self.prefilling or self.decoding):
-                break
+                if not self.arrivals:
+                    break
+                self.now = self.arrivals[0]  # idle until the next request arrives
+                continue
             chunks = self._prefill_chunks()
             if chunks:
                 self._mixed_step(chunks, with_decode=self.cfg.chunked_prefill or not self.decoding)
@@ -255,6 +329,6 @@ class Simulator:
             else:  # the head request can never fit the cache: count it as rejected
                 self.waiting.popleft()
                 self.result.rejected += 1
-                self._arrive()
+                self._closed_loop_next()
         self.result.makespan_s = self.now
         return self.result

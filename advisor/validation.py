@@ -1,25 +1,23 @@
-"""Turns a raw advisor request (JSON from the CLI or the REST API) into a checked Request.
+"""Turns a raw advisor request (JSON from the CLI, the REST API or the form) into a checked Request.
 
-Runs first on every recommendation. Bad input raises AdvisorInputError(error, hint) with a message
-a person can act on; the CLI prints it as {"error", "hint"} and exits 2, the API answers HTTP 400.
+Runs first on every recommendation. The shape and the limits are `advisor.request.AdviceRequest`'s;
+this module turns its validation errors into one AdvisorInputError(error, hint) a person can act on,
+then resolves the names (GPU, model, engine and release) against the catalogs. The CLI prints the
+error as {"error", "hint"} and exits 2, the API answers HTTP 400.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 from advisor.catalog import Gpu, closest_gpu_names, resolve_gpu
 from advisor.model_specs import ModelSpec, resolve_model
 from advisor.profiles import engine_id, engine_names, profile
-from advisor.versions import vkey
+from advisor.request import DEFAULT_WORKLOAD, AdviceRequest, FlagsIn, SlaIn, WorkloadIn
 
-TOP_KEYS = {"gpu", "gpu_count", "cuda", "model", "engine", "engine_version", "max_context", "workload", "sla", "flags"}
-WORKLOAD_KEYS = {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}
-SLA_KEYS = ("p95_ttft_ms", "p95_tpot_ms", "p95_latency_ms", "min_throughput_tok_s")
-INT_FLAGS = {"max_model_len", "max_num_seqs", "tensor_parallel_size", "pipeline_parallel_size", "max_num_batched_tokens"}
-DTYPES = {"float16": "float16", "half": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
-          "auto": "auto", "float32": "float32", "float": "float32"}
+SLA_KEYS = tuple(SlaIn.model_fields)
 
 
 class AdvisorInputError(ValueError):
@@ -36,9 +34,14 @@ class AdvisorInputError(ValueError):
 
 @dataclass(frozen=True)
 class Workload:
+    """The workload the simulator runs; `request_rate` None means a closed loop of `concurrency` users."""
+
     prompt_tokens: int
     output_tokens: int
     concurrency: int
+    shared_prefix_tokens: int = 0
+    lora_adapters: int = 0
+    request_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -72,53 +75,91 @@ class Request:
         return {
             "gpu": self.gpu.name, "gpu_id": self.gpu.id, "gpu_count": self.gpu_count, "cuda": self.cuda,
             "model": self.model.id, "engine": self.engine, "engine_version": self.engine_version,
-            "max_context": self.max_context, "workload": self.workload.__dict__,
+            "max_context": self.max_context, "workload": asdict(self.workload),
             "sla": {k: getattr(self.sla, k) for k in SLA_KEYS}, "flags": dict(self.flags),
         }
 
 
-LIMITS = {"gpu_count": 1024, "workload.prompt_tokens": 1_048_576, "workload.output_tokens": 131_072,
-          "workload.concurrency": 4096, "max_context": 10_485_760}
+_SECTIONS: dict[str, type[BaseModel]] = {"workload": WorkloadIn, "sla": SlaIn, "flags": FlagsIn}
 
 
-def _positive_int(value: Any, name: str, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint)
-    try:
-        number = int(value) if isinstance(value, float) and value.is_integer() else int(str(value).strip())
-    except ValueError as exc:
-        raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint) from exc
-    if number <= 0:
-        raise AdvisorInputError(f"{name} must be a positive integer, got {value!r}", hint)
-    if number > LIMITS.get(name, number):
-        raise AdvisorInputError(f"{name}={number} is beyond what the advisor plans for (at most {LIMITS[name]})", hint)
-    return number
+def _field_info(loc: tuple[int | str, ...]) -> dict[str, Any]:
+    """Description, examples and the hint/error overrides of the field at `loc`."""
+    model: type[BaseModel] = AdviceRequest
+    info = None
+    for part in loc:
+        if not isinstance(part, str) or part not in model.model_fields:
+            return {}
+        info = model.model_fields[part]
+        nested = _SECTIONS.get(part) if model is AdviceRequest else None
+        if nested is not None and part != loc[-1]:
+            model = nested
+    if info is None:
+        return {}
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    return {"examples": info.examples or [], **extra}
 
 
-def _positive_number(value: Any, name: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError) as exc:
-        raise AdvisorInputError(f"{name} must be a positive number, got {value!r}", f"set {name} to e.g. 500 or null") from exc
-    if number <= 0 or isinstance(value, bool):
-        raise AdvisorInputError(f"{name} must be a positive number, got {value!r}", f"set {name} to e.g. 500 or null")
-    return number
+def _hint(loc: tuple[int | str, ...]) -> str:
+    info = _field_info(loc)
+    if "x-hint" in info:
+        return str(info["x-hint"])
+    if info.get("examples"):
+        return f"e.g. {info['examples'][0]}"
+    return "see the advisor request in the API schema (/api/schema/)"
 
 
-def _gpu(raw: dict[str, Any]) -> Gpu:
-    name = raw.get("gpu")
-    if not name or not isinstance(name, str):
-        raise AdvisorInputError("'gpu' is required", 'give the GPU model as nvidia-smi names it, e.g. "gpu": "A100-SXM4-40GB"')
+def _input_error(exc: ValidationError) -> AdvisorInputError:
+    """The first validation error, in words a person can act on."""
+    err = exc.errors(include_url=False)[0]
+    loc = tuple(err["loc"])
+    name = ".".join(str(p) for p in loc)
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    shown = repr(value)
+    shown = shown if len(shown) <= 48 else shown[:40] + "…"
+    custom = _field_info(loc).get("x-error")
+    if kind == "missing":
+        return AdvisorInputError(f"'{name}' is required", _hint(loc))
+    if kind == "extra_forbidden":
+        section = loc[0] if len(loc) > 1 else None
+        fields = _SECTIONS[str(section)].model_fields if section else AdviceRequest.model_fields
+        where = f"{section} field(s)" if section else "field(s)"
+        takes = f"{section} takes: " if section else "accepted fields: "
+        return AdvisorInputError(f"unknown {where}: {loc[-1]}", takes + ", ".join(fields))
+    if kind in {"model_type", "dict_type"} and not loc:
+        return AdvisorInputError("the request must be a JSON object",
+                                 'e.g. {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct"}')
+    if kind in {"model_type", "dict_type"}:
+        return AdvisorInputError(f"'{name}' must be an object", _hint(loc) if loc[0] != "flags" else 'e.g. {"max_model_len": 8192}')
+    if kind in {"less_than_equal", "less_than"}:
+        if custom:
+            return AdvisorInputError(f"{name} {custom}, got {shown}", _hint(loc))
+        return AdvisorInputError(f"{name}={shown} is beyond what the advisor plans for (at most {ctx.get('le', ctx.get('lt'))})",
+                                 _hint(loc))
+    if kind in {"greater_than", "greater_than_equal"}:
+        bound = f"at least {ctx['ge']}" if "ge" in ctx else f"more than {ctx['gt']}"
+        return AdvisorInputError(f"{name} must be {custom or bound}, got {shown}", _hint(loc))
+    if kind == "string_pattern_mismatch" and custom:
+        return AdvisorInputError(f"{name} {shown} {custom}", _hint(loc))
+    if kind == "string_too_long":
+        return AdvisorInputError(f"{name} is longer than {ctx.get('max_length')} characters", _hint(loc))
+    if kind in {"finite_number"}:
+        return AdvisorInputError(f"{name} must be a finite number, got {shown}", _hint(loc))
+    if kind.startswith("int_") or kind.startswith("float_") or kind == "string_type":
+        what = {"int": "an integer", "flo": "a number", "str": "text"}[kind[:3]]
+        return AdvisorInputError(f"{name} must be {what}, got {shown}", _hint(loc))
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return AdvisorInputError(f"{name}: {message}" if name else message, _hint(loc))
+
+
+def _gpu(name: str) -> Gpu:
     gpu = resolve_gpu(name)
     if gpu is None:
         raise AdvisorInputError(f"unknown GPU '{name}'", "closest known GPUs: " + ", ".join(closest_gpu_names(name)))
     return gpu
 
 
-def _model(raw: dict[str, Any]) -> tuple[ModelSpec, list[str]]:
-    model_id = raw.get("model")
-    if not model_id or not isinstance(model_id, str):
-        raise AdvisorInputError("'model' is required", 'give a Hugging Face model id, e.g. "model": "meta-llama/Llama-3.1-8B-Instruct"')
+def _model(model_id: str) -> tuple[ModelSpec, list[str]]:
     spec, warnings = resolve_model(model_id)
     if spec is None:
         raise AdvisorInputError(
@@ -127,20 +168,16 @@ def _model(raw: dict[str, Any]) -> tuple[ModelSpec, list[str]]:
     return spec, warnings
 
 
-def _engine(raw: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
-    name, version = raw.get("engine"), raw.get("engine_version")
+def _engine(name: str | None, version: str | None) -> tuple[str | None, str | None, list[str]]:
     if not name:
         if version:
             raise AdvisorInputError("'engine_version' given without 'engine'", "name the engine the version belongs to, e.g. \"engine\": \"vllm\"")
         return None, None, []
-    eid = engine_id(str(name))
+    eid = engine_id(name)
     if eid is None:
         raise AdvisorInputError(f"unknown engine '{name}'", "known engines: " + ", ".join(engine_names()))
     if not version:
         return eid, None, []
-    version = str(version).strip().lstrip("v")
-    if not vkey(version):
-        raise AdvisorInputError(f"engine_version '{version}' is not a version number", "use the release number, e.g. \"0.6.3\"")
     eng = profile(eid)
     if eng.release(version) is not None:
         return eid, version, []
@@ -157,51 +194,18 @@ def _engine(raw: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
                           f"earlier catalogued release, and are unverified for {version}{later}"]
 
 
-def _section(raw: dict[str, Any], name: str, keys: Any, example: str) -> dict[str, Any]:
-    """A nested object of the request (workload, sla): must be an object with known fields only."""
-    given = raw.get(name) or {}
-    if not isinstance(given, dict):
-        raise AdvisorInputError(f"'{name}' must be an object", f"e.g. {example}")
-    unknown = set(given) - set(keys)
-    if unknown:
-        raise AdvisorInputError(f"unknown {name} field(s): {', '.join(sorted(unknown))}", f"{name} takes: " + ", ".join(keys))
-    return given
-
-
-def _workload(raw: dict[str, Any]) -> tuple[Workload, list[str]]:
-    given = _section(raw, "workload", WORKLOAD_KEYS, '{"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}')
-    values = {k: _positive_int(given.get(k, d), f"workload.{k}", f"e.g. {d}") for k, d in WORKLOAD_KEYS.items()}
-    missing = [k for k in WORKLOAD_KEYS if given.get(k) is None]
+def _workload(given: WorkloadIn) -> tuple[Workload, list[str]]:
+    values = {k: getattr(given, k) or default for k, default in DEFAULT_WORKLOAD.items()}
+    missing = [k for k in DEFAULT_WORKLOAD if getattr(given, k) is None]
     notes = [f"workload not fully given; assumed {', '.join(f'{k}={values[k]}' for k in missing)}"] if missing else []
-    return Workload(**values), notes
+    workload = Workload(**values, shared_prefix_tokens=given.shared_prefix_tokens, lora_adapters=given.lora_adapters,
+                        request_rate=given.request_rate)
+    return workload, notes
 
 
-def _sla(raw: dict[str, Any]) -> Sla:
-    given = _section(raw, "sla", SLA_KEYS, '{"p95_latency_ms": 500}')
-    return Sla(**{k: (_positive_number(given[k], f"sla.{k}") if given.get(k) is not None else None) for k in SLA_KEYS})
-
-
-def _flags(raw: dict[str, Any], gpu_count: int) -> dict[str, Any]:
-    given = raw.get("flags") or {}
-    if not isinstance(given, dict):
-        raise AdvisorInputError("'flags' must be an object of engine flags", 'e.g. {"max_model_len": 8192}')
-    flags: dict[str, Any] = {}
-    for key, value in given.items():
-        name = key.lstrip("-").replace("-", "_")
-        if name in INT_FLAGS:
-            flags[name] = _positive_int(value, f"flags.{name}", "an integer")
-        elif name == "gpu_memory_utilization":
-            number = _positive_number(value, "flags.gpu_memory_utilization")
-            if number > 1:
-                raise AdvisorInputError("flags.gpu_memory_utilization must be a fraction in (0, 1]", "e.g. 0.9")
-            flags[name] = number
-        elif name == "dtype":
-            if str(value).lower() not in DTYPES:
-                raise AdvisorInputError(f"flags.dtype '{value}' is not a dtype", "use float16, bfloat16 or auto")
-            flags[name] = DTYPES[str(value).lower()]
-        else:
-            flags[name] = value
-    parallel = flags.get("tensor_parallel_size", 1) * flags.get("pipeline_parallel_size", 1)
+def _flags(given: FlagsIn, gpu_count: int) -> dict[str, Any]:
+    flags = given.fixed()
+    parallel = int(flags.get("tensor_parallel_size") or 1) * int(flags.get("pipeline_parallel_size") or 1)
     if parallel > gpu_count:
         raise AdvisorInputError(
             f"tensor_parallel_size x pipeline_parallel_size = {parallel} needs more than the {gpu_count} GPU(s) given",
@@ -211,26 +215,17 @@ def _flags(raw: dict[str, Any], gpu_count: int) -> dict[str, Any]:
 
 def parse_request(raw: Any) -> Request:
     """Validate and normalise; raises AdvisorInputError on anything a person must fix."""
-    if not isinstance(raw, dict):
-        raise AdvisorInputError("the request must be a JSON object", 'e.g. {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct"}')
-    unknown = set(raw) - TOP_KEYS
-    if unknown:
-        raise AdvisorInputError(f"unknown field(s): {', '.join(sorted(unknown))}", "accepted fields: " + ", ".join(sorted(TOP_KEYS)))
-    gpu = _gpu(raw)
-    gpu_count = _positive_int(raw.get("gpu_count", 1), "gpu_count", "the number of GPUs of that model on the node(s), e.g. 1")
-    cuda = raw.get("cuda")
-    if cuda is not None:
-        cuda = str(cuda).strip()
-        if not re.fullmatch(r"\d+(\.\d+){0,2}", cuda):
-            raise AdvisorInputError(f"cuda '{cuda}' is not a CUDA version", "give the 'CUDA Version' nvidia-smi prints, e.g. \"12.2\"")
-    model, model_warnings = _model(raw)
-    engine, version, engine_warnings = _engine(raw)
-    max_context = raw.get("max_context")
-    if max_context is not None:
-        max_context = _positive_int(max_context, "max_context", "the longest prompt+output you must serve, e.g. 8192")
-    workload, workload_notes = _workload(raw)
+    try:
+        checked = AdviceRequest.model_validate(raw)
+    except ValidationError as exc:
+        raise _input_error(exc) from None
+    gpu = _gpu(checked.gpu)
+    model, model_warnings = _model(checked.model)
+    engine, version, engine_warnings = _engine(checked.engine, checked.engine_version)
+    workload, workload_notes = _workload(checked.workload)
     return Request(
-        gpu=gpu, gpu_count=gpu_count, cuda=cuda, model=model, engine=engine, engine_version=version,
-        max_context=max_context, workload=workload, sla=_sla(raw), flags=_flags(raw, gpu_count), raw_gpu=raw["gpu"],
+        gpu=gpu, gpu_count=checked.gpu_count, cuda=checked.cuda, model=model, engine=engine, engine_version=version,
+        max_context=checked.max_context, workload=workload, sla=Sla(**checked.sla.model_dump()),
+        flags=_flags(checked.flags, checked.gpu_count), raw_gpu=checked.gpu,
         warnings=[*model_warnings, *engine_warnings, *workload_notes, *(f"GPU numbers estimated: {e}" for e in gpu.estimated)],
     )

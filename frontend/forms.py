@@ -10,31 +10,63 @@ from typing import Any
 from django import forms
 
 from advisor.profiles import engine_names, profile
+from advisor.request import openapi_schema
 
 
 def engine_choices() -> list[tuple[str, str]]:
     """The engine picker: the advisor's one engine list, read when the form is built."""
     return [("", "any engine (let the advisor choose)"), *((eid, profile(eid).name) for eid in engine_names())]
 
-_OPTIONAL_INT = {"required": False, "min_value": 1}
+
+def _limits(section: str | None, name: str) -> dict[str, Any]:
+    """Bounds of one request field, read from the advisor request model's schema (one home for limits)."""
+    schema = openapi_schema()
+    prop = (schema["properties"][section]["properties"] if section else schema["properties"])[name]
+    out: dict[str, Any] = {}
+    if "maxLength" in prop:
+        out["max_length"] = prop["maxLength"]
+    if "minimum" in prop:
+        out["min_value"] = prop["minimum"]
+    if "maximum" in prop:
+        out["max_value"] = prop["maximum"]
+    return out
+
+
+def _int(label: str, section: str | None, name: str, **kwargs: Any) -> forms.IntegerField:
+    return forms.IntegerField(label=label, required=kwargs.pop("required", False), **_limits(section, name), **kwargs)
+
+
+def _float(label: str, section: str | None, name: str) -> forms.FloatField:
+    return forms.FloatField(label=label, required=False, **_limits(section, name))
+
+
+def _text(label: str, name: str, **kwargs: Any) -> forms.CharField:
+    return forms.CharField(label=label, required=kwargs.pop("required", False), **_limits(None, name), **kwargs)
+
+
+WORKLOAD_FIELDS = ("prompt_tokens", "output_tokens", "concurrency", "shared_prefix_tokens", "lora_adapters", "request_rate")
+SLA_FIELDS = ("p95_ttft_ms", "p95_tpot_ms", "p95_latency_ms", "min_throughput_tok_s")
 
 
 class AdvisorForm(forms.Form):
-    gpu = forms.CharField(label="GPU", max_length=80, help_text="e.g. A100-SXM4-40GB, L4, H100 80GB")
-    gpu_count = forms.IntegerField(label="Number of GPUs", min_value=1, max_value=64, initial=1)
-    cuda = forms.CharField(label="CUDA version the driver supports", max_length=10, required=False,
-                           help_text="as nvidia-smi shows it, e.g. 12.1")
-    model = forms.CharField(label="Model", max_length=200, help_text="Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct")
+    gpu = _text("GPU", "gpu", required=True, help_text="e.g. A100-SXM4-40GB, L4, H100 80GB")
+    gpu_count = _int("Number of GPUs", None, "gpu_count", required=True, initial=1)
+    cuda = _text("CUDA version the driver supports", "cuda", help_text="as nvidia-smi shows it, e.g. 12.1")
+    model = _text("Model", "model", required=True, help_text="Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct")
     engine = forms.ChoiceField(label="Engine", choices=engine_choices, required=False)
-    engine_version = forms.CharField(label="Engine version", max_length=40, required=False)
-    max_context = forms.IntegerField(label="Longest context (tokens)", **_OPTIONAL_INT)
-    prompt_tokens = forms.IntegerField(label="Prompt tokens per request", initial=1024, **_OPTIONAL_INT)
-    output_tokens = forms.IntegerField(label="Output tokens per request", initial=256, **_OPTIONAL_INT)
-    concurrency = forms.IntegerField(label="Concurrent requests", initial=16, **_OPTIONAL_INT)
-    p95_ttft_ms = forms.FloatField(label="p95 time to first token (ms)", required=False, min_value=0)
-    p95_tpot_ms = forms.FloatField(label="p95 time per output token (ms)", required=False, min_value=0)
-    p95_latency_ms = forms.FloatField(label="p95 end-to-end latency (ms)", required=False, min_value=0)
-    min_throughput_tok_s = forms.FloatField(label="Minimum throughput (tokens/s)", required=False, min_value=0)
+    engine_version = _text("Engine version", "engine_version")
+    max_context = _int("Longest context (tokens)", None, "max_context")
+    prompt_tokens = _int("Prompt tokens per request", "workload", "prompt_tokens", initial=1024)
+    output_tokens = _int("Output tokens per request", "workload", "output_tokens", initial=256)
+    concurrency = _int("Concurrent requests", "workload", "concurrency", initial=16)
+    shared_prefix_tokens = _int("Tokens every request shares (system prompt)", "workload", "shared_prefix_tokens")
+    lora_adapters = _int("LoRA adapters served", "workload", "lora_adapters")
+    request_rate = _float("Arrival rate (requests/s, Poisson; empty: a closed loop of the concurrent users)",
+                          "workload", "request_rate")
+    p95_ttft_ms = _float("p95 time to first token (ms)", "sla", "p95_ttft_ms")
+    p95_tpot_ms = _float("p95 time per output token (ms)", "sla", "p95_tpot_ms")
+    p95_latency_ms = _float("p95 end-to-end latency (ms)", "sla", "p95_latency_ms")
+    min_throughput_tok_s = _float("Minimum throughput (tokens/s)", "sla", "min_throughput_tok_s")
 
     def advisor_request(self) -> dict[str, Any]:
         """The advisor contract's request body built from the cleaned fields."""
@@ -47,8 +79,8 @@ class AdvisorForm(forms.Form):
             "engine": c["engine"] or None,
             "engine_version": c["engine_version"].strip() or None,
             "max_context": c["max_context"],
-            "workload": {k: c[k] for k in ("prompt_tokens", "output_tokens", "concurrency") if c[k] is not None},
-            "sla": {k: c[k] for k in ("p95_ttft_ms", "p95_tpot_ms", "p95_latency_ms", "min_throughput_tok_s")},
+            "workload": {k: c[k] for k in WORKLOAD_FIELDS if c[k] is not None},
+            "sla": {k: c[k] for k in SLA_FIELDS},
         }
 
 

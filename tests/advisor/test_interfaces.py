@@ -82,3 +82,29 @@ def test_the_api_answers_400_with_error_and_hint_for_bad_input():
 
 def test_the_api_is_routed_under_api_advisor():
     assert resolve("/api/advisor/recommend").func.view_class is RecommendView
+
+
+@pytest.mark.parametrize("text, error", [
+    ('{"gpu": "T4", "model": "meta-llama/Llama-2-7b-hf", "sla": {"p95_latency_ms": NaN}}', "finite"),
+    ('{"gpu": "T4", "model": "meta-llama/Llama-2-7b-hf", "sla": {"p95_ttft_ms": Infinity}}', "finite"),
+    ('{"gpu": "T4", "model": "meta-llama/Llama-2-7b-hf", "flags": {"max_model_len": 1' + "0" * 400 + "}}", "beyond"),
+    ('{"gpu": "T4", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm", "engine_version": "' + "1" * 5000 + '"}', "longer than"),
+    ("[" * 100_000 + "]" * 100_000, "nests too deeply"),
+])
+def test_hostile_request_files_print_valid_json_with_error_and_hint_and_exit_2(tmp_path, text, error):
+    path = tmp_path / "req.json"
+    path.write_text(text)
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as exc:
+        call_command("advise", "--request", str(path), stdout=out)
+    assert exc.value.code == 2
+    answer = json.loads(out.getvalue(), parse_constant=lambda c: pytest.fail(f"invalid JSON constant {c}"))
+    assert error in answer["error"] and answer["hint"]
+
+
+def test_the_command_flags_are_the_request_models_fields():
+    answer, code = advise("--gpu", "NVIDIA L4", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--engine", "vllm",
+                          "--prompt-tokens", "2048", "--shared-prefix-tokens", "1024", "--request-rate", "2.5")
+    assert code == 0
+    assert answer["input"]["workload"]["shared_prefix_tokens"] == 1024
+    assert answer["input"]["workload"]["request_rate"] == 2.5

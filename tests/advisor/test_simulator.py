@@ -86,3 +86,48 @@ def test_percentile_interpolates_like_numpy():
     assert percentile([1, 2, 3, 4], 50) == 2.5
     assert percentile([5.0], 95) == 5.0
     assert percentile([], 95) == 0.0
+
+
+def _sim(concurrency=16, prompt=4096, output=128, **kwargs):
+    cfg = SimConfig(kv_tokens=150_000, max_num_seqs=256, batched_tokens=2048, chunked_prefill=True)
+    return Simulator(step_model(), cfg, prompt, output, concurrency, **kwargs).run()
+
+
+def test_prefix_cache_hits_skip_prefill_and_cut_time_to_first_token():
+    cold, warm = _sim(), _sim(prefix_tokens=3584)
+    assert cold.prefix_hits == 0 and warm.prefix_hits > 0
+    # the first wave arrives together and computes the prefix itself; the requests after it hit the cache
+    assert warm.summary()["ttft_p50_ms"] < 0.6 * cold.summary()["ttft_p50_ms"]
+    assert len(warm.served) == len(cold.served)
+
+
+def test_poisson_arrivals_are_repeatable_and_queue_up_as_the_rate_grows():
+    a, b = _sim(request_rate=2.0, seed=7), _sim(request_rate=2.0, seed=7)
+    assert a.summary() == b.summary()
+    light, heavy = _sim(request_rate=0.5), _sim(request_rate=20.0)
+    assert heavy.summary()["ttft_p95_ms"] > light.summary()["ttft_p95_ms"]
+    # about a minute of arrivals at the given rate, bounded
+    assert 24 <= len(light.served) <= 400 and len(heavy.served) == 400
+
+
+def test_an_open_loop_is_not_a_closed_loop():
+    closed, open_loop = _sim(concurrency=4), _sim(concurrency=4, request_rate=0.2)
+    # a light open loop leaves the server idle between requests: lower latency, lower throughput
+    assert open_loop.summary()["throughput_tok_s"] < closed.summary()["throughput_tok_s"]
+
+
+def test_goodput_counts_only_requests_within_every_limit():
+    result = _sim(concurrency=32)
+    all_fraction, all_tok_s = result.goodput(None, None, None)
+    assert all_fraction == 1.0 and all_tok_s == pytest.approx(result.summary()["throughput_tok_s"])
+    median_ttft = result.summary()["ttft_p50_ms"] / 1e3
+    fraction, tok_s = result.goodput(median_ttft, None, None)
+    assert 0.3 < fraction < 0.8 and tok_s < all_tok_s
+    assert result.goodput(1e-6, None, None) == (0.0, 0.0)
+
+
+def test_chunked_prefill_bounds_the_decode_stall_long_prompts_cause():
+    chunked = _sim(concurrency=32, prompt=8192)
+    cfg = SimConfig(kv_tokens=400_000, max_num_seqs=256, batched_tokens=2048, chunked_prefill=False)
+    whole = Simulator(step_model(), cfg, 8192, 128, 32).run()
+    assert chunked.summary()["tpot_p95_ms"] < whole.summary()["tpot_p95_ms"]

@@ -47,7 +47,8 @@ def test_a_minimal_request_is_normalised_with_defaults_and_says_what_it_assumed(
     req = parse_request(BASE)
     data = req.normalised()
     assert data["gpu"] == "NVIDIA A100-SXM4-40GB" and data["gpu_count"] == 1
-    assert data["workload"] == {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}
+    assert data["workload"] == {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16,
+                                "shared_prefix_tokens": 0, "lora_adapters": 0, "request_rate": None}
     assert any("assumed" in w for w in req.warnings)
 
 

@@ -1,23 +1,26 @@
 """`python manage.py advise --request FILE.json` (or flags): print the advisor's answer as JSON.
 
-Runs from a shell or a script (the eval harness calls it per case). Invalid input prints
-`{"error": ..., "hint": ...}` and exits with status 2, so scripts can tell bad input from a real answer.
+Runs from a shell or a script (the eval harness calls it per case). The flags are the fields of the
+advisor request model (`advisor.request.AdviceRequest`, workload and SLA fields included), so the CLI
+takes exactly what the API takes. Whatever happens, stdout is one valid JSON document: the answer
+(exit 0), or `{"error": ..., "hint": ...}` with exit status 2 for input a person must fix.
 """
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
 from advisor.profiles import engine_names
+from advisor.request import AdviceRequest, SlaIn, WorkloadIn
 from advisor.services import recommend
 from advisor.validation import AdvisorInputError
 
-WORKLOAD_FLAGS = ("prompt_tokens", "output_tokens", "concurrency")
-SLA_FLAGS = ("p95_ttft_ms", "p95_tpot_ms", "p95_latency_ms", "min_throughput_tok_s")
+SCALARS = [name for name in AdviceRequest.model_fields if name not in ("workload", "sla", "flags")]
+GROUPS = {"workload": list(WorkloadIn.model_fields), "sla": list(SlaIn.model_fields)}
 
 
 def _value(text: str) -> Any:
@@ -28,57 +31,71 @@ def _value(text: str) -> Any:
         return text
 
 
+def _help(model: type[AdviceRequest] | type[WorkloadIn] | type[SlaIn], name: str) -> str:
+    info = model.model_fields[name]
+    text = info.description or ""
+    if name == "engine":
+        text += " — one of: " + ", ".join(engine_names())
+    return text
+
+
 class Command(BaseCommand):
     help = "Recommend engine, version and flags for a GPU, model, workload and SLA (prints JSON)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--request", help="advisor request as a JSON file ('-' reads stdin)")
-        parser.add_argument("--gpu")
-        parser.add_argument("--gpu-count", type=int)
-        parser.add_argument("--cuda", help="CUDA version the driver supports (nvidia-smi)")
-        parser.add_argument("--model", help="Hugging Face model id")
-        parser.add_argument("--engine", help="one of: " + ", ".join(engine_names()))
-        parser.add_argument("--engine-version")
-        parser.add_argument("--max-context", type=int)
-        for name in WORKLOAD_FLAGS:
-            parser.add_argument(f"--{name.replace('_', '-')}", type=int)
-        for name in SLA_FLAGS:
-            parser.add_argument(f"--{name.replace('_', '-')}", type=float)
+        for name in SCALARS:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=_help(AdviceRequest, name))
+        for group, names in GROUPS.items():
+            model = WorkloadIn if group == "workload" else SlaIn
+            for name in names:
+                parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=f"{group}: {_help(model, name)}")
         parser.add_argument("--flag", action="append", default=[], metavar="KEY=VALUE",
                             help="an engine flag you have fixed, e.g. --flag max_model_len=8192 (repeatable)")
 
     def _request(self, opts: dict[str, Any]) -> dict[str, Any]:
+        raw: Any = {}
         if opts["request"]:
             text = sys.stdin.read() if opts["request"] == "-" else Path(opts["request"]).read_text(encoding="utf-8")
             try:
                 raw = json.loads(text)
             except ValueError as exc:
                 raise AdvisorInputError(f"the request file is not valid JSON: {exc}", "check the file with `python -m json.tool FILE`") from exc
+            except RecursionError:
+                raise AdvisorInputError("the request file nests too deeply to read", "an advisor request is a flat object of a few fields") from None
             if not isinstance(raw, dict):
                 raise AdvisorInputError("the request must be a JSON object", 'e.g. {"gpu": "A100-SXM4-40GB", "model": "..."}')
-        else:
-            raw = {}
-        for key in ("gpu", "gpu_count", "cuda", "model", "engine", "engine_version", "max_context"):
+        for key in SCALARS:
             if opts.get(key) is not None:
-                raw[key] = opts[key]
-        for group, names in (("workload", WORKLOAD_FLAGS), ("sla", SLA_FLAGS)):
-            given = {n: opts[n] for n in names if opts.get(n) is not None}
+                raw[key] = opts[key] if key in ("gpu", "model", "engine", "engine_version", "cuda") else _value(opts[key])
+        for group, names in GROUPS.items():
+            given = {n: _value(opts[n]) for n in names if opts.get(n) is not None}
             if given:
-                raw[group] = {**raw.get(group, {}), **given}
+                section = raw.get(group)
+                raw[group] = {**(section if isinstance(section, dict) else {}), **given}
         for item in opts["flag"]:
             key, sep, value = item.partition("=")
             if not sep or not key:
                 raise AdvisorInputError(f"--flag '{item}' is not KEY=VALUE", "e.g. --flag max_model_len=8192")
-            raw.setdefault("flags", {})[key] = _value(value)
+            flags = raw.setdefault("flags", {})
+            if not isinstance(flags, dict):
+                raise AdvisorInputError("'flags' must be an object of engine flags", 'e.g. {"max_model_len": 8192}')
+            flags[key] = _value(value)
         return raw
+
+    def _fail(self, error: str, hint: str) -> NoReturn:
+        self.stdout.write(json.dumps({"error": error, "hint": hint}, indent=2))
+        sys.exit(2)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
             answer = recommend(self._request(opts))
         except AdvisorInputError as exc:
-            self.stdout.write(json.dumps(exc.as_dict(), indent=2))
-            sys.exit(2)
+            self._fail(exc.error, exc.hint)
         except OSError as exc:
-            self.stdout.write(json.dumps({"error": f"cannot read the request: {exc}", "hint": "check the path"}, indent=2))
-            sys.exit(2)
-        self.stdout.write(json.dumps(answer, indent=2))
+            self._fail(f"cannot read the request: {exc}", "check the path")
+        try:
+            text = json.dumps(answer, indent=2, allow_nan=False)
+        except ValueError as exc:  # a non-finite number in the answer: never print invalid JSON
+            self._fail(f"the answer could not be written as JSON: {exc}", "report this request as a bug")
+        self.stdout.write(text)
