@@ -1,6 +1,6 @@
 """The Celery app: one queue per kind of work, so each can get its own workers and machines.
 
-Tasks are routed by module: papers crawl/parse/digest tasks, ontology extract tasks. Workers ack
+Tasks are routed by name: papers crawl, parse, extract and digest tasks each to their queue. Workers ack
 late and reject on worker loss, so a killed worker's task is redelivered; every task is idempotent.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ app.conf.update(
         "papers.tasks.download_*": {"queue": "crawl"},
         "papers.tasks.parse_*": {"queue": "parse"},
         "papers.tasks.score_*": {"queue": "parse"},
-        "ontology.tasks.*": {"queue": "extract"},
+        "papers.tasks.extract_*": {"queue": "extract"},
         "papers.tasks.send_*": {"queue": "digest"},
     },
     task_acks_late=True,

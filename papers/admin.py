@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from papers.models import Author, CodeRepo, Paper, PaperAuthor, PaperRepo, PipelineEvent, Section, Table
+from papers.models import (
+    Author,
+    CodeRepo,
+    IdentityConflict,
+    Paper,
+    PaperAuthor,
+    PaperRepo,
+    PipelineEvent,
+    Section,
+    Table,
+)
 from papers.models.digest import DigestDelivery, Subscription
 from papers.models.scoring import Score
 
@@ -47,6 +57,24 @@ class PaperAdmin(admin.ModelAdmin):
         for paper_id in ids:
             pipeline_for(paper_id).apply_async()
         self.message_user(request, f"queued {len(ids)} paper(s)", messages.SUCCESS)
+
+
+@admin.register(IdentityConflict)
+class IdentityConflictAdmin(admin.ModelAdmin):
+    """PDFs that named the arXiv id of another stored paper: each waits here until a person decides
+    (merge by hand, re-ingest with --arxiv-id, or mark it resolved)."""
+
+    list_display = ["paper", "claimed", "hint_source", "reason", "resolved", "created_at"]
+    list_filter = ["resolved", "hint_source"]
+    search_fields = ["paper__arxiv_id", "paper__title", "claimed__arxiv_id", "claimed__title"]
+    raw_id_fields = ["paper", "claimed"]
+    readonly_fields = ["pdf_sha256", "created_at"]
+    actions = ["mark_resolved"]
+
+    @admin.action(description="Mark the selected conflicts resolved")
+    def mark_resolved(self, request, queryset) -> None:
+        count = queryset.update(resolved=True)
+        self.message_user(request, f"{count} conflict(s) marked resolved", messages.SUCCESS)
 
 
 @admin.register(Author)

@@ -2,7 +2,8 @@
 and call a service.
 
 Pipeline: crawl_arxiv_task (nightly beat) → for each new or newer paper a chain
-download_pdf_task → parse_pdf_task → (by name) "ontology.tasks.extract_paper_task".
+download_pdf_task → parse_pdf_task (stores pages, sections, tables; indexes) → extract_paper_task
+(queue `extract`: the stored pages through the ontology's extraction) → score_paper_task.
 GitHub: crawl_github_task → fetch_repo_task per repo, retried when GitHub rate-limits.
 Transient errors retry with exponential backoff and jitter; when retries run out, or on a
 permanent error, the reason is recorded on the paper (status "failed") and the chain stops there.
@@ -20,18 +21,19 @@ import arxiv
 import requests
 from celery import chain, shared_task
 
-from infrawiki.celery import app
+from ontology.extraction.llm import LlmUnavailable
 from papers.clients.download import DownloadError
 from papers.clients.github import RateLimited
 from papers.digest.tasks import send_digests_task
 from papers.models import Paper
 from papers.scoring.tasks import score_all_task, score_paper_task
 from papers.services import crawl_arxiv, download_paper_pdf, fail_paper, parse_paper_pdf, record_event
+from papers.services.extraction import ExtractionFailed, extract_paper
 from papers.services.github import repos_to_sync, sync_repo
 
 __all__ = [
-    "crawl_arxiv_task", "crawl_github_task", "download_pdf_task", "fetch_repo_task", "parse_pdf_task",
-    "pipeline_for", "score_all_task", "score_paper_task", "send_digests_task",
+    "crawl_arxiv_task", "crawl_github_task", "download_pdf_task", "extract_paper_task", "fetch_repo_task",
+    "parse_pdf_task", "pipeline_for", "score_all_task", "score_paper_task", "send_digests_task",
 ]
 log = logging.getLogger(__name__)
 TRANSIENT_ARXIV = (requests.ConnectionError, requests.Timeout, arxiv.HTTPError, arxiv.UnexpectedEmptyPageError)
@@ -83,7 +85,7 @@ def download_pdf_task(self, paper_id: int) -> int | None:
 
 @shared_task(name="papers.tasks.parse_pdf_task")
 def parse_pdf_task(paper_id: int) -> dict:
-    """Parse a downloaded PDF; on success hand the paper to the ontology's extraction by task name."""
+    """Parse a downloaded PDF; on success queue the extraction of its stored pages."""
     paper = Paper.objects.filter(pk=paper_id).first()
     if paper is None or paper.status != Paper.Status.DOWNLOADED:
         return {"paper_id": paper_id, "skipped": paper.status if paper else "missing"}
@@ -94,8 +96,29 @@ def parse_pdf_task(paper_id: int) -> dict:
         raise
     if parsed is None:
         return {"paper_id": paper_id, "failed": paper.failure_reason}
-    app.send_task("ontology.tasks.extract_paper_task", args=[paper_id])
+    extract_paper_task.delay(paper_id)
     return {"paper_id": paper_id, "sections": len(parsed.sections), "tables": len(parsed.tables)}
+
+
+@shared_task(
+    bind=True,
+    name="papers.tasks.extract_paper_task",
+    autoretry_for=(LlmUnavailable,),
+    retry_backoff=30,
+    retry_backoff_max=1800,
+    retry_jitter=True,
+    max_retries=48,
+    acks_late=True,
+)
+def extract_paper_task(self, paper_id: int) -> dict:
+    """Extract facts of one parsed paper; LLM unreachable -> retried with backoff (paper shows `waiting`)."""
+    try:
+        run = extract_paper(paper_id)
+    except ExtractionFailed as exc:
+        return {"paper_id": paper_id, "status": "failed", "error": str(exc)}
+    score_paper_task.delay(paper_id)
+    return {"paper_id": paper_id, "status": run.status, "facts_created": run.facts_created,
+            "facts_updated": run.facts_updated, "facts_kept": run.facts_kept}
 
 
 @shared_task(bind=True, name="papers.tasks.fetch_repo_task", max_retries=6)

@@ -1,7 +1,8 @@
-"""Page texts and sentences of a PDF, in the form quotes are checked against.
+"""The extraction input (`PdfDocument`) and its sentences, in the form quotes are checked against.
 
-Runs at the start of every extraction. Page text is PyMuPDF's `page.get_text()` with whitespace
-collapsed (the form FACTS_FORMAT.md quotes use). Extractors match patterns on a de-hyphenated copy
+Runs at the start of every extraction. The papers app builds the document from its one parse of a
+PDF; page text is PyMuPDF's `page.get_text()` with whitespace collapsed (the form FACTS_FORMAT.md
+quotes use). Extractors match patterns on a de-hyphenated copy
 ("inter- nal" -> "internal") but every quote is cut from the original text through an offset map,
 so a quote is always an exact span of the page.
 """
@@ -9,16 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 MAX_QUOTE = 300
 _HYPHEN_BREAK = re.compile(r"(?<=[a-z])- (?=[a-z])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[“\"])")
 _NOT_AN_END = re.compile(r"(?:\be\.g|\bi\.e|\bet al|\bFig|\bFigs|\bEq|\bvs|\bSec|\bTab|\bapprox|\bresp|\bcf|\bNo)\.$")
-
-
-class NoTextLayerError(ValueError):
-    """The PDF has no extractable text (a scan); it needs OCR before facts can be extracted."""
 
 
 def collapse(text: str) -> str:
@@ -55,37 +51,6 @@ class PdfDocument:
     arxiv_id: str | None = None
     sections: list[DocSection] = field(default_factory=list)
     tables: list[DocTable] = field(default_factory=list)
-
-
-def pdf_page_texts(path: str | Path) -> list[str]:
-    """Collapsed `page.get_text()` of each page: the exact form quotes are checked against."""
-    import pymupdf
-
-    try:
-        with pymupdf.open(str(path)) as doc:
-            texts = [collapse(page.get_text()) for page in doc]
-    except (pymupdf.FileDataError, RuntimeError) as exc:
-        raise NoTextLayerError(f"{path}: not a readable PDF ({exc}); download it again") from exc
-    if sum(len(text) for text in texts) < 200:
-        raise NoTextLayerError(
-            f"{path}: the PDF has no text layer ({len(texts)} pages, no extractable text); run OCR first"
-        )
-    return texts
-
-
-def load_pdf(path: str | Path) -> PdfDocument:
-    """Page texts, plus title, abstract and arXiv id from papers.pdf.parse_pdf (the papers app's parser)."""
-    document = PdfDocument(page_texts=pdf_page_texts(path))
-    try:
-        from papers.pdf import PdfError, parse_pdf
-    except ImportError:  # the papers parser is optional here: page texts are enough to extract
-        return document
-    try:
-        parsed = parse_pdf(path)
-    except PdfError:
-        return document
-    document.title, document.abstract, document.arxiv_id = parsed.title, parsed.abstract, parsed.arxiv_id
-    return document
 
 
 @dataclass

@@ -8,9 +8,11 @@ from __future__ import annotations
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from papers.models.fields import CleanCharField, CleanJSONField, CleanTextField
+
 
 class Author(models.Model):
-    name = models.CharField(max_length=300, unique=True)
+    name = CleanCharField(max_length=300, unique=True)
 
     def __str__(self) -> str:
         return self.name
@@ -28,25 +30,25 @@ class Paper(models.Model):
 
     arxiv_id = models.CharField(max_length=40, unique=True, help_text="arXiv id without version, e.g. 2309.06180")
     version = models.PositiveIntegerField(default=1)
-    title = models.TextField()
-    abstract = models.TextField(blank=True)
+    title = CleanTextField()
+    abstract = CleanTextField(blank=True)
     authors = models.ManyToManyField(Author, through="PaperAuthor", related_name="papers")
     published = models.DateTimeField(null=True, blank=True)
     updated = models.DateTimeField(null=True, blank=True)
     primary_category = models.CharField(max_length=40, blank=True)
     categories = ArrayField(models.CharField(max_length=40), default=list, blank=True)
-    comment = models.TextField(blank=True)
-    journal_ref = models.TextField(blank=True)
+    comment = CleanTextField(blank=True)
+    journal_ref = CleanTextField(blank=True)
     doi = models.CharField(max_length=200, blank=True)
     pdf_url = models.URLField(max_length=500, blank=True)
     code_urls = ArrayField(models.URLField(max_length=500), default=list, blank=True)
     pdf_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     pdf_path = models.CharField(max_length=500, blank=True)
     page_count = models.PositiveIntegerField(null=True, blank=True)
-    environment = models.JSONField(default=dict, blank=True, help_text="hardware/software the paper reports")
+    environment = CleanJSONField(default=dict, blank=True, help_text="hardware/software the paper reports")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW, db_index=True)
     failure_stage = models.CharField(max_length=40, blank=True)
-    failure_reason = models.TextField(blank=True)
+    failure_reason = CleanTextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -75,7 +77,7 @@ class CodeRepo(models.Model):
 
     full_name = models.CharField(max_length=200, unique=True, help_text="owner/name")
     html_url = models.URLField(max_length=300, blank=True)
-    description = models.TextField(blank=True)
+    description = CleanTextField(blank=True)
     stars = models.PositiveIntegerField(null=True, blank=True)
     forks = models.PositiveIntegerField(null=True, blank=True)
     open_issues = models.PositiveIntegerField(null=True, blank=True)
@@ -88,7 +90,7 @@ class CodeRepo(models.Model):
     production_signals = models.JSONField(default=list, blank=True, help_text="issues that report production use")
     etags = models.JSONField(default=dict, blank=True, help_text="ETag per API path, for conditional requests")
     fetched_at = models.DateTimeField(null=True, blank=True)
-    failure_reason = models.TextField(blank=True)
+    failure_reason = CleanTextField(blank=True)
     papers = models.ManyToManyField(Paper, through="PaperRepo", related_name="repos")
 
     def __str__(self) -> str:
@@ -117,11 +119,11 @@ class PaperRepo(models.Model):
 class Section(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="sections")
     order = models.PositiveIntegerField()
-    number = models.CharField(max_length=20, blank=True, help_text="e.g. 4.2")
-    title = models.TextField()
+    number = CleanCharField(max_length=20, blank=True, help_text="e.g. 4.2")
+    title = CleanTextField()
     page_start = models.PositiveIntegerField()
     page_end = models.PositiveIntegerField()
-    text = models.TextField(blank=True)
+    text = CleanTextField(blank=True)
 
     class Meta:
         ordering = ["paper", "order"]
@@ -135,10 +137,10 @@ class Table(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="tables")
     order = models.PositiveIntegerField()
     page = models.PositiveIntegerField()
-    caption = models.TextField(blank=True)
+    caption = CleanTextField(blank=True)
     n_rows = models.PositiveIntegerField()
     n_cols = models.PositiveIntegerField()
-    cells = models.JSONField(default=list, help_text="rows of cell text")
+    cells = CleanJSONField(default=list, help_text="rows of cell text")
 
     class Meta:
         ordering = ["paper", "order"]
@@ -146,6 +148,47 @@ class Table(models.Model):
 
     def __str__(self) -> str:
         return f"table {self.order} p.{self.page}: {self.caption[:60]}"
+
+
+class PaperPage(models.Model):
+    """The text of one PDF page in quote form (whitespace collapsed), stored once per parse: what
+    extraction reads and quotes are checked against, and what search cuts page passages from."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="pages")
+    number = models.PositiveIntegerField(help_text="1-based page number")
+    text = CleanTextField(blank=True)
+
+    class Meta:
+        ordering = ["paper", "number"]
+        constraints = [models.UniqueConstraint(fields=["paper", "number"], name="unique_paper_page")]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} p.{self.number}"
+
+
+class IdentityConflict(models.Model):
+    """A PDF whose text named an arXiv id that belongs to a different stored paper.
+
+    The id read from a PDF is only a hint: when the paper stored under it has another title or PDF,
+    the new PDF is stored as its own paper (`paper`) and this row waits for a person to decide.
+    """
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="identity_conflicts",
+                              help_text="the paper the PDF was stored as")
+    claimed = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="claimed_by",
+                                help_text="the stored paper whose arXiv id the PDF named")
+    hint_source = models.CharField(max_length=20, help_text="where the id was read: stamp, file name, title")
+    reason = CleanTextField()
+    pdf_sha256 = models.CharField(max_length=64)
+    resolved = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["resolved", "-created_at"]
+        constraints = [models.UniqueConstraint(fields=["paper", "claimed"], name="unique_identity_conflict")]
+
+    def __str__(self) -> str:
+        return f"{self.paper.arxiv_id} claims {self.claimed.arxiv_id}: {self.reason[:60]}"
 
 
 class PipelineEvent(models.Model):
@@ -159,7 +202,7 @@ class PipelineEvent(models.Model):
     repo = models.ForeignKey(CodeRepo, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
     stage = models.CharField(max_length=40)
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)
-    message = models.TextField()
+    message = CleanTextField()
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from papers.cleaning import clean_text
+
 _TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
 _BOLD_FONT = re.compile(r"bold|medi|semibold|heavy|black|-bd|\.b$", re.IGNORECASE)
 
@@ -35,7 +37,7 @@ def _is_bold(span: dict) -> bool:
 
 
 def _line_from_spans(page_no: int, block_no: int, bbox: tuple, spans: list[dict]) -> Line | None:
-    text = "".join(s["text"] for s in spans)
+    text = clean_text("".join(s["text"] for s in spans))
     if not text.strip():
         return None
     visible = [s for s in spans if s["text"].strip()]
@@ -44,7 +46,7 @@ def _line_from_spans(page_no: int, block_no: int, bbox: tuple, spans: list[dict]
     for span in spans:
         if span["text"].strip() and not _is_bold(span):
             break
-        bold_prefix += span["text"]
+        bold_prefix += clean_text(span["text"])
     bold = all(_is_bold(s) for s in visible)
     return Line(page_no, block_no, bbox[0], bbox[1], bbox[2], bbox[3], " ".join(text.split()), round(size, 1),
                 bold, " ".join(bold_prefix.split()))
@@ -58,7 +60,7 @@ def page_lines(page: pymupdf.Page) -> tuple[list[Line], list[str]]:
     for block_no, block in enumerate(data["blocks"]):
         for raw in block.get("lines", []):
             if abs(raw["dir"][0] - 1.0) > 0.01:
-                rotated.append("".join(s["text"] for s in raw["spans"]))
+                rotated.append(clean_text("".join(s["text"] for s in raw["spans"])))
                 continue
             line = _line_from_spans(page.number + 1, block_no, raw["bbox"], raw["spans"])
             if line is None:

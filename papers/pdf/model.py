@@ -53,7 +53,7 @@ class ParsedPdf:
     tables: list[ParsedTable]
     captions: list[Caption]
     environment: dict[str, Any]
-    page_texts: list[str]
+    page_texts: list[str]  # quote form: each page's get_text() collapsed, what facts quote
     page_count: int
     arxiv_id: str | None = None
     arxiv_version: int | None = None

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pymupdf
 
+from ontology.extraction.text import collapse
+from papers.cleaning import clean_text
 from papers.pdf.environment import find_environment
 from papers.pdf.lines import Line, body_size, page_lines
 from papers.pdf.model import ParsedPdf, ParsedSection, PdfError
@@ -47,19 +49,26 @@ def _open(path: Path) -> pymupdf.Document:
     return doc
 
 
-def _all_lines(doc: pymupdf.Document) -> tuple[list[Line], list[str], list[str]]:
+def _all_lines(doc: pymupdf.Document) -> tuple[list[Line], list[str], list[str], list[str]]:
+    """Lines with fonts, each page's lines joined, rotated texts, and each page in quote form.
+
+    The quote form is `page.get_text()` collapsed: the text FACTS_FORMAT.md quotes are exact spans of,
+    read here from the same open document so extraction never opens the PDF again.
+    """
     lines: list[Line] = []
-    page_texts: list[str] = []
+    line_texts: list[str] = []
     rotated: list[str] = []
+    quote_texts: list[str] = []
     for page in doc:
         try:
             page_part, page_rotated = page_lines(page)
+            quote_texts.append(clean_text(collapse(page.get_text())))
         except RuntimeError as exc:  # a damaged page: keep the others, say which
             raise PdfError(f"page {page.number + 1} is damaged ({exc}); download the PDF again") from exc
         lines.extend(page_part)
         rotated.extend(page_rotated)
-        page_texts.append("\n".join(line.text for line in page_part))
-    return lines, page_texts, rotated
+        line_texts.append("\n".join(line.text for line in page_part))
+    return lines, line_texts, rotated, quote_texts
 
 
 def _sections(lines: list[Line], headings: list[Heading]) -> list[ParsedSection]:
@@ -86,8 +95,8 @@ def parse_pdf(path: str | Path, *, detect_tables: bool = True) -> ParsedPdf:
     path = Path(path)
     doc = _open(path)
     try:
-        lines, page_texts, rotated = _all_lines(doc)
-        if sum(len(text) for text in page_texts) < _MIN_TEXT_CHARS:
+        lines, line_texts, rotated, page_texts = _all_lines(doc)
+        if sum(len(text) for text in line_texts) < _MIN_TEXT_CHARS:
             raise PdfError(f"{path.name} has no text layer (scanned images?); OCR it first")
         warnings: list[str] = []
         toc = [entry for entry in doc.get_toc(simple=False) if entry[2] >= 1]
@@ -106,14 +115,14 @@ def parse_pdf(path: str | Path, *, detect_tables: bool = True) -> ParsedPdf:
         if marker is None:
             warnings.append("no abstract marker found" + ("; used the first body paragraph" if abstract else ""))
         captions, caption_starts = find_captions(lines)
-        stamp = _ARXIV_STAMP.search(" ".join(rotated) + " " + " ".join(page_texts[:1]))
+        stamp = _ARXIV_STAMP.search(" ".join(rotated) + " " + " ".join(line_texts[:1]))
         return ParsedPdf(
             title=title,
             abstract=abstract,
             sections=_sections(lines, headings),
             tables=extract_tables(doc, captions, caption_starts, warnings) if detect_tables else [],
             captions=captions,
-            environment=find_environment(page_texts),
+            environment=find_environment(line_texts),
             page_texts=page_texts,
             page_count=doc.page_count,
             arxiv_id=stamp.group(1) if stamp else None,

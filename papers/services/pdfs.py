@@ -1,6 +1,7 @@
-"""PDF steps of the pipeline: download (safely), store by sha256, parse into sections and tables.
+"""PDF steps of the pipeline: download (safely), store by sha256, parse into pages, sections and
+tables, index for search.
 
-Called by the Celery tasks (download_pdf_task, parse_pdf_task) and `ingest_pdf`. Idempotent:
+Called by the Celery tasks (download_pdf_task, parse_pdf_task), `ingest_pdf` and `import_pdfs`. Idempotent:
 a PDF is stored once per sha256, and a paper already parsed from the same sha256 is not parsed
 again (so nothing derived from its sections is thrown away by a re-run).
 """
@@ -10,17 +11,20 @@ import hashlib
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
 
+from ontology.search_index import index_paper
 from papers.clients.download import DownloadError, DownloadPolicy, fetch_pdf
 from papers.links import github_repos
-from papers.models import Paper, PaperRepo, Section, Table
+from papers.models import Paper, PaperPage, PaperRepo, Section, Table
 from papers.pdf import ParsedPdf, PdfError, parse_pdf
 from papers.services.arxiv import link_code
 from papers.services.events import advance_paper, fail_paper
+from papers.services.identity import Identity, identify, record_conflict, valid_arxiv_id
 
 _PARSED_OR_LATER = {Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED}
 
@@ -93,10 +97,15 @@ def download_paper_pdf(paper: Paper) -> bool:
 
 
 def save_parsed(paper: Paper, parsed: ParsedPdf, sha: str, path: Path) -> None:
-    """Replace the paper's sections and tables with `parsed` and mark it parsed, in one transaction."""
+    """Replace the paper's pages, sections and tables with `parsed`, mark it parsed and index it for
+    search, in one transaction (so a stored PDF is searchable the moment it is stored)."""
     with transaction.atomic():
+        PaperPage.objects.filter(paper=paper).delete()
         Section.objects.filter(paper=paper).delete()
         Table.objects.filter(paper=paper).delete()
+        PaperPage.objects.bulk_create([
+            PaperPage(paper=paper, number=number, text=text) for number, text in enumerate(parsed.page_texts, start=1)
+        ])
         Section.objects.bulk_create([
             Section(paper=paper, order=i, number=s.number[:20], title=s.title, page_start=s.page_start,
                     page_end=s.page_end, text=s.text)
@@ -115,6 +124,7 @@ def save_parsed(paper: Paper, parsed: ParsedPdf, sha: str, path: Path) -> None:
                       pdf_sha256=sha, pdf_path=str(path), page_count=parsed.page_count,
                       environment=parsed.environment, **extra)
         link_code(paper, github_repos(parsed.abstract), PaperRepo.Source.PDF)
+        index_paper(paper)
 
 
 def parse_paper_pdf(paper: Paper) -> ParsedPdf | None:
@@ -132,24 +142,57 @@ def parse_paper_pdf(paper: Paper) -> ParsedPdf | None:
     return parsed
 
 
+@dataclass
+class Ingested:
+    """What `ingest_pdf` did: the paper, the parse (None when this PDF was stored before), timings."""
+
+    paper: Paper
+    parsed: ParsedPdf | None
+    parse_s: float = 0.0
+    identity: Identity | None = None
+
+
 def ingest_pdf(path: str | Path, arxiv_id: str | None = None) -> Paper:
-    """Parse and store a local PDF (the `ingest_pdf` command). Raises PdfError for a bad file;
-    nothing stored is changed then. The same file ingested twice is parsed once."""
-    content = Path(path).read_bytes()
+    """Parse and store a local PDF (the `ingest_pdf` command); see `ingest_pdf_file`."""
+    ingested = ingest_pdf_file(path, arxiv_id)
+    ingested.paper.parse_s = ingested.parse_s
+    return ingested.paper
+
+
+def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: str | None = None) -> Ingested:
+    """Parse and store a local PDF as the paper it is (papers.services.identity decides which).
+
+    Raises PdfError for a bad file and InvalidArxivId for a bad `arxiv_id`; then nothing stored changes
+    and no file is left behind. The same file ingested twice is parsed once.
+    """
+    path = Path(path)
+    arxiv_id = valid_arxiv_id(arxiv_id) if arxiv_id else None
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise PdfError(f"cannot read {path}: {exc.strerror or exc}") from exc
     sha = hashlib.sha256(content).hexdigest()
     existing = Paper.objects.filter(pdf_sha256=sha, status__in=_PARSED_OR_LATER)
     if arxiv_id:
         existing = existing.filter(arxiv_id=arxiv_id)
     if existing.exists():
-        return existing.first()
+        return Ingested(existing.first(), None)
     started = time.perf_counter()
     parsed = parse_pdf(path)
     parse_s = time.perf_counter() - started
+    identity = identify(parsed, sha, file_name or path.name, arxiv_id)
+    file_existed = (pdf_dir() / f"{sha}.pdf").exists()
     _, stored = store_pdf(content)
-    key = arxiv_id or parsed.arxiv_id or f"sha256:{sha[:16]}"
-    paper, created = Paper.objects.get_or_create(
-        arxiv_id=key, defaults={"title": parsed.title or "(untitled PDF)", "version": parsed.arxiv_version or 0},
-    )
-    save_parsed(paper, parsed, sha, stored)
-    paper.parse_s = parse_s
-    return paper
+    try:
+        with transaction.atomic():
+            stamped = identity.source in ("explicit", "stamp")
+            paper = identity.paper or Paper.objects.create(
+                arxiv_id=identity.new_key, title=parsed.title or "(untitled PDF)",
+                version=(parsed.arxiv_version or 0) if stamped else 0)
+            save_parsed(paper, parsed, sha, stored)
+            record_conflict(paper, identity, sha)
+    except BaseException:
+        if not file_existed and not Paper.objects.filter(pdf_sha256=sha).exists():
+            stored.unlink(missing_ok=True)  # nothing refers to the file: leave no orphan behind
+        raise
+    return Ingested(paper, parsed, parse_s, identity)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ontology.paper_extraction import extract_paper
 from ontology.selectors import hybrid_search
+from papers.services.extraction import extract_paper
 
 # vLLM (the answer) and two papers that also state KV block sizes (the distractors).
 PAPERS = ("2309.06180", "2408.12757", "2407.00079")

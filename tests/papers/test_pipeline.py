@@ -62,10 +62,10 @@ def sent_task_names(app) -> list[str]:
             message.ack()
 
 
-def test_a_parsed_paper_is_handed_to_the_ontology_by_task_name(host, pdf_bytes, memory_broker) -> None:
+def test_a_parsed_paper_is_queued_for_extraction_on_the_extract_queue(host, pdf_bytes, memory_broker) -> None:
     paper = paper_at(host.serve_pdf("/pdf/ok", pdf_bytes))
     pipeline_for(paper.pk).apply()
-    assert sent_task_names(memory_broker) == ["ontology.tasks.extract_paper_task"]
+    assert sent_task_names(memory_broker) == ["papers.tasks.extract_paper_task"]
 
 
 def test_re_running_the_chain_changes_nothing(host, pdf_bytes) -> None:

@@ -70,4 +70,4 @@ def test_crawl_download_and_parse_run_as_a_chain_on_a_real_worker(worker, replay
     assert log.count("Task papers.tasks.parse_pdf_task") >= 20  # 10 received + 10 succeeded
     waiting = redis.Redis.from_url(worker["env"]["CELERY_BROKER_URL"]).lrange(f"{worker['prefix']}extract", 0, -1)
     handed_over = [json.loads(m)["headers"]["task"] for m in waiting]
-    assert handed_over == ["ontology.tasks.extract_paper_task"] * 10, "each parse hands over to the ontology"
+    assert handed_over == ["papers.tasks.extract_paper_task"] * 10, "each parse queues its extraction"

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from ontology.models import ExtractionRun, Fact, SearchDocument
-from ontology.paper_extraction import ExtractionFailed, extract_paper
+from papers.services.extraction import ExtractionFailed, extract_paper
 
 TEXT = ("Sys: fast serving. We present Sys, a serving engine for large language models. "
         "All experiments run on 8 NVIDIA A100 GPUs with CUDA 12.1. We set the block size to 16 tokens. "
@@ -87,7 +87,7 @@ def test_an_unreachable_llm_server_leaves_the_paper_waiting_and_the_task_retryin
     from infrawiki.celery import app
 
     paper = _paper(_pdf(tmp_path / "sys.pdf", TEXT))
-    app.send_task("ontology.tasks.extract_paper_task", args=[paper.pk], queue="extract")
+    app.send_task("papers.tasks.extract_paper_task", args=[paper.pk], queue="extract")
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         paper.refresh_from_db()

@@ -2,8 +2,10 @@
 
 Used by the fact-extraction eval and by people trying the extractor on a paper. Prints
 {"paper": {...}, "facts": [...]} (../shared/eval/FACTS_FORMAT.md); a PDF without a text layer or an
-unreadable one exits 2 with an error a person can act on. The LLM extractor runs when the server at
-settings.LLM_URL answers; otherwise the rule extractors run alone and stderr says so.
+unreadable, encrypted or corrupt one exits 2 with an error a person can act on. The PDF is read
+once (papers.pdf.parse_pdf); its pages, outline and tables go to the ontology's extraction. The LLM
+extractor runs when the server at settings.LLM_URL answers; otherwise the rule extractors run alone
+and stderr says so.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
 from ontology.extraction.pipeline import export_facts, extract_document
-from ontology.extraction.text import NoTextLayerError, load_pdf
+from papers.pdf import PdfError, parse_pdf
+from papers.pdf.document import extraction_document
+from papers.services.identity import id_in_file_name
 
 
 class Command(BaseCommand):
@@ -28,11 +32,11 @@ class Command(BaseCommand):
     def handle(self, *args, path: str, as_json: bool = False, no_llm: bool = False, **options) -> None:
         pdf = Path(path)
         if not pdf.is_file():
-            raise CommandError(f"{pdf}: no such file")
+            raise CommandError(f"{pdf}: no such file", returncode=2)
         try:
-            document = load_pdf(pdf)
-        except NoTextLayerError as exc:
-            raise CommandError(str(exc), returncode=2) from exc
+            document = extraction_document(parse_pdf(pdf))
+        except PdfError as exc:
+            raise CommandError(exc.reason, returncode=2) from exc
         llm = None
         if not no_llm:
             try:
@@ -44,7 +48,7 @@ class Command(BaseCommand):
         except LlmUnavailable as exc:  # the server went away mid-paper: report rule facts rather than nothing
             self.stderr.write(f"LLM extractor failed, rule extractors only: {exc}")
             result = extract_document(document, llm=None)
-        arxiv_id = document.arxiv_id or _arxiv_id_from_name(pdf.name)
+        arxiv_id = document.arxiv_id or id_in_file_name(pdf.name)
         payload = {
             "paper": {"title": document.title, "arxiv_id": arxiv_id, "subject": result.subject,
                       "pages": len(document.page_texts), "stats": result.stats,
@@ -58,13 +62,6 @@ class Command(BaseCommand):
         for fact in payload["facts"]:
             value = f" = {fact['value']} {fact['unit'] or ''}" if fact["value"] is not None else ""
             self.stdout.write(f"  p.{fact['page']} {fact['kind']:<10} {fact['parameter']}{value}  [{fact['extractor']}]")
-
-
-def _arxiv_id_from_name(name: str) -> str | None:
-    import re
-
-    match = re.match(r"(\d{4}\.\d{4,5})", name)
-    return match.group(1) if match else None
 
 
 def _json_dumps(payload: dict) -> str:

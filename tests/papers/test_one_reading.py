@@ -1,0 +1,82 @@
+"""One reading of a PDF: parse, store and extract open the file once; extraction reads the stored pages."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pymupdf
+import pytest
+from django.core.management import call_command
+
+from ontology.models import Fact, SearchDocument
+from papers.models import PaperPage
+from papers.services.extraction import extract_paper, stored_document
+from papers.services.pdfs import ingest_pdf_file
+from tests.papers.pdfs import SERVING_TEXT, text_pdf
+
+
+@pytest.fixture
+def pdf_opens(monkeypatch) -> list[str]:
+    """Every pymupdf.open of a file during the test (the real open still runs)."""
+    opened: list[str] = []
+    real_open = pymupdf.open
+
+    def counting_open(*args, **kwargs):
+        if args and isinstance(args[0], str | Path):
+            opened.append(str(args[0]))
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(pymupdf, "open", counting_open)
+    return opened
+
+
+@pytest.mark.django_db
+def test_parse_store_and_extract_open_the_pdf_exactly_once(tmp_path, data_dir, pdf_opens) -> None:
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, "Page two. " + SERVING_TEXT, title="Sys: fast serving")
+    ingested = ingest_pdf_file(pdf)
+    run = extract_paper(ingested.paper.pk, use_llm=False)
+    assert run.status == "done" and run.facts_created > 0
+    assert pdf_opens == [str(pdf)]
+
+
+@pytest.mark.django_db
+def test_pages_are_stored_once_in_quote_form_and_every_quote_is_a_span_of_its_page(tmp_path, data_dir) -> None:
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, "Page two. " + SERVING_TEXT, title="Sys: fast serving")
+    paper = ingest_pdf_file(pdf).paper
+    pages = list(PaperPage.objects.filter(paper=paper).order_by("number").values_list("number", "text"))
+    assert [number for number, _ in pages] == [1, 2] == list(range(1, paper.page_count + 1))
+    assert all("\n" not in text and "  " not in text for _, text in pages)
+    assert pages[1][1].startswith("Page two.")
+    extract_paper(paper.pk, use_llm=False)
+    texts = dict(pages)
+    facts = list(Fact.objects.filter(paper=paper))
+    assert facts and all(fact.quote in texts[fact.page] for fact in facts)
+    assert stored_document(paper).page_texts == [text for _, text in pages]
+
+
+@pytest.mark.django_db
+def test_a_stored_pdf_is_searchable_before_any_extraction(tmp_path, data_dir) -> None:
+    paper = ingest_pdf_file(text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, title="Sys: fast serving")).paper
+    assert SearchDocument.objects.filter(paper=paper, doc_type="paper").exists()
+
+
+@pytest.mark.django_db
+def test_extract_pdf_reads_the_file_once_and_keeps_its_json_shape(tmp_path, capsys, pdf_opens) -> None:
+    pdf = text_pdf(tmp_path / "2401.00001.pdf", SERVING_TEXT, title="Sys: fast serving")
+    call_command("extract_pdf", str(pdf), "--json", "--no-llm")
+    payload = json.loads(capsys.readouterr().out)
+    assert pdf_opens == [str(pdf)]
+    assert set(payload) == {"paper", "facts"}
+    assert {"title", "arxiv_id", "subject", "pages", "stats", "rejected_outputs"} <= set(payload["paper"])
+    assert payload["paper"]["arxiv_id"] == "2401.00001" and payload["paper"]["pages"] == 1
+    assert payload["facts"] and set(payload["facts"][0]) == {
+        "kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote", "confidence",
+        "extractor"}
+
+
+@pytest.mark.django_db
+def test_a_paper_parsed_before_pages_were_stored_is_parsed_once_more_then_extracted(tmp_path, data_dir) -> None:
+    paper = ingest_pdf_file(text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, title="Sys: fast serving")).paper
+    PaperPage.objects.filter(paper=paper).delete()
+    assert extract_paper(paper.pk, use_llm=False).facts_created > 0
+    assert PaperPage.objects.filter(paper=paper).count() == 1
