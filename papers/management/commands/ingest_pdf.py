@@ -1,7 +1,9 @@
-"""`python manage.py ingest_pdf PATH [--arxiv-id ID] [--json]`: parse a local PDF and store it.
+"""`python manage.py ingest_pdf PATH [--arxiv-id ID] [--json]`: parse a local PDF, store and index it.
 
 With --json prints {"paper": {"title", "arxiv_id"}, "sections": [...], "tables": [...],
-"environment": {...}, "parse_s": ...}. A bad file prints the reason and exits 1; nothing stored changes.
+"environment": {...}, "parse_s": ...}. A bad file or a bad --arxiv-id prints the reason and exits 2;
+nothing stored changes. A PDF that names the arXiv id of a different stored paper is stored as its
+own paper and the conflict is recorded for review (stderr says so).
 """
 from __future__ import annotations
 
@@ -12,12 +14,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from papers import arxiv_ids
 from papers.pdf import PdfError
-from papers.services import ingest_pdf
-from papers.services.pdfs import StorageError
+from papers.services.identity import InvalidArxivId
+from papers.services.pdfs import StorageError, ingest_pdf_file
 
 
 class Command(BaseCommand):
-    help = "Parse a PDF (sections, tables, environment) and store it."
+    help = "Parse a PDF (pages, sections, tables, environment), store it and make it searchable."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("path", type=Path)
@@ -27,11 +29,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, path: Path, arxiv_id=None, as_json=False, **options) -> None:
         if not path.is_file():
-            raise CommandError(f"{path} does not exist or is not a file")
+            raise CommandError(f"{path} does not exist or is not a file", returncode=2)
         try:
-            paper = ingest_pdf(path, arxiv_id=arxiv_id)
-        except (PdfError, StorageError) as exc:
+            ingested = ingest_pdf_file(path, arxiv_id=arxiv_id)
+        except (PdfError, InvalidArxivId) as exc:
+            raise CommandError(exc.reason, returncode=2) from exc
+        except StorageError as exc:
             raise CommandError(exc.reason) from exc
+        paper = ingested.paper
+        if ingested.identity and ingested.identity.conflict:
+            self.stderr.write(f"note: {ingested.identity.reason}; stored as {paper.arxiv_id}, "
+                              f"{ingested.identity.conflict.arxiv_id} left unchanged (see the review queue)")
         sections = list(paper.sections.order_by("order"))
         tables = list(paper.tables.order_by("order"))
         if not as_json:
@@ -43,5 +51,5 @@ class Command(BaseCommand):
                           "page_end": s.page_end, "chars": len(s.text)} for s in sections],
             "tables": [{"page": t.page, "rows": t.n_rows, "cols": t.n_cols, "caption": t.caption} for t in tables],
             "environment": paper.environment,
-            "parse_s": round(getattr(paper, "parse_s", 0.0), 3),
+            "parse_s": round(ingested.parse_s, 3),
         }, indent=1, ensure_ascii=False))
