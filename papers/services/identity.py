@@ -15,32 +15,11 @@ from papers.models import IdentityConflict, Paper
 from papers.pdf import ParsedPdf
 from papers.services.events import record_event
 
-ARXIV_ID_MAX = Paper._meta.get_field("arxiv_id").max_length
-_NEW_STYLE = re.compile(r"\d{4}\.\d{4,5}")
-_OLD_STYLE = re.compile(r"[a-z][a-z-]{1,15}(?:\.[A-Z]{2})?/\d{7}")
 _IN_FILE_NAME = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 _WORD = re.compile(r"[a-z0-9]+")
 TITLE_AGREES = 0.5  # word overlap (Jaccard) above which two titles name the same paper
 TITLE_MATCHES = 0.8  # stricter: a title alone, without any id, picks a stored paper
 _TITLE_HEAD_CHARS = 1500  # where a first page prints its title
-
-
-class InvalidArxivId(ValueError):
-    """An arXiv id given by a person that is not one; `reason` says what one looks like."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def valid_arxiv_id(value: str) -> str:
-    """`value` as a stored arXiv id (version dropped), or InvalidArxivId with an example."""
-    text = value.strip()
-    bare = re.sub(r"v\d+$", "", text)
-    if len(text) > ARXIV_ID_MAX or not (_NEW_STYLE.fullmatch(bare) or _OLD_STYLE.fullmatch(bare)):
-        shown = text if len(text) <= 60 else f"{text[:60]}… ({len(text)} characters)"
-        raise InvalidArxivId(f"{shown!r} is not an arXiv id; give one like 2309.06180 or hep-th/9901001")
-    return bare
 
 
 def _words(text: str) -> set[str]:

@@ -18,13 +18,14 @@ from django.conf import settings
 from django.db import transaction
 
 from ontology.search_index import index_paper
+from papers import arxiv_ids
 from papers.clients.download import DownloadError, DownloadPolicy, fetch_pdf
 from papers.links import github_repos
 from papers.models import Paper, PaperPage, PaperRepo, Section, Table
 from papers.pdf import ParsedPdf, PdfError, parse_pdf
 from papers.services.arxiv import link_code
 from papers.services.events import advance_paper, fail_paper
-from papers.services.identity import Identity, identify, record_conflict, valid_arxiv_id
+from papers.services.identity import Identity, identify, record_conflict
 
 _PARSED_OR_LATER = {Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED}
 
@@ -162,11 +163,11 @@ def ingest_pdf(path: str | Path, arxiv_id: str | None = None) -> Paper:
 def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: str | None = None) -> Ingested:
     """Parse and store a local PDF as the paper it is (papers.services.identity decides which).
 
-    Raises PdfError for a bad file and InvalidArxivId for a bad `arxiv_id`; then nothing stored changes
+    Raises PdfError for a bad file and arxiv_ids.ArxivIdError for a bad `arxiv_id`; then nothing stored changes
     and no file is left behind. The same file ingested twice is parsed once.
     """
     path = Path(path)
-    arxiv_id = valid_arxiv_id(arxiv_id) if arxiv_id else None
+    arxiv_id = arxiv_ids.normalise(arxiv_id) if arxiv_id else None
     try:
         content = path.read_bytes()
     except OSError as exc:

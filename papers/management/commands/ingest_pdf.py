@@ -14,7 +14,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from papers import arxiv_ids
 from papers.pdf import PdfError
-from papers.services.identity import InvalidArxivId
 from papers.services.pdfs import StorageError, ingest_pdf_file
 
 
@@ -32,7 +31,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path} does not exist or is not a file", returncode=2)
         try:
             ingested = ingest_pdf_file(path, arxiv_id=arxiv_id)
-        except (PdfError, InvalidArxivId) as exc:
+        except PdfError as exc:
             raise CommandError(exc.reason, returncode=2) from exc
         except StorageError as exc:
             raise CommandError(exc.reason) from exc
