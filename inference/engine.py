@@ -19,7 +19,7 @@ from inference.loader import LoadedModel, load_model
 from inference.model_runner import ModelRunner
 from inference.sampling_params import SamplingParams
 from inference.scheduler import Scheduler
-from inference.sequence import Sequence, SequenceStatus
+from inference.sequence import Sequence, SequenceStatus, TokenLogprob
 
 
 @dataclass
@@ -42,6 +42,7 @@ class RequestOutput:
     finish_reason: str | None
     metrics: RequestMetrics | None = None
     finished: bool = True
+    logprobs: list[TokenLogprob] | None = None  # one per generated token, when the params asked for them
 
 
 @dataclass
@@ -94,12 +95,13 @@ class LLMEngine:
             raise ValueError(f"token ids must be integers in [0, {self.model_config.vocab_size})")
         return list(prompt)
 
-    def chat_prompt(self, messages: list[dict[str, Any]]) -> list[int]:
-        """Token ids of `messages` rendered with the model's own chat template, ready for the assistant turn."""
+    def chat_prompt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
+        """Token ids of `messages` (and the `tools` on offer) rendered with the model's own chat template,
+        ready for the assistant turn."""
         if self.tokenizer is None or not getattr(self.tokenizer, "chat_template", None):
             raise ValueError("this model has no chat template; use /v1/completions with a plain prompt")
         with self.tokenizer_lock:
-            ids = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+            ids = self.tokenizer.apply_chat_template(messages, tools=tools, tokenize=True, add_generation_prompt=True)
         return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
     def add_request(self, prompt: str | list[int], params: SamplingParams) -> Sequence:
@@ -108,8 +110,8 @@ class LLMEngine:
             raise ValueError(
                 f"prompt has {len(token_ids)} tokens; the limit is max_model_len={self.config.max_model_len} - 1"
             )
-        if params.json_schema is not None and self.guided is None:
-            raise ValueError("json_schema needs a model with a tokenizer")
+        if params.guided and self.guided is None:
+            raise ValueError("json_schema and structural_tag need a model with a tokenizer")
         seq = Sequence(token_ids, params, self.config.block_size)
         if self.guided is not None:
             self.guided.attach(seq)
@@ -156,7 +158,7 @@ class LLMEngine:
         p = seq.params
         reason = None
         grammar_done = self.guided.accept(seq, token) if self.guided is not None else False
-        is_stop_token = token in p.stop_token_ids or (not p.ignore_eos and token in self.model_config.eos_token_ids)
+        is_stop_token = self.is_stop_token(token, p)
         if is_stop_token or grammar_done:
             reason = "stop"
         elif seq.num_completion_tokens >= p.max_tokens or seq.num_tokens >= self.config.max_model_len:
@@ -228,7 +230,12 @@ class LLMEngine:
             )
         ids = seq.completion_token_ids
         return RequestOutput(seq.seq_id, seq.token_ids[: seq.num_prompt_tokens], seq.text, ids,
-                             seq.finish_reason, metrics, seq.status is SequenceStatus.FINISHED)
+                             seq.finish_reason, metrics, seq.status is SequenceStatus.FINISHED,
+                             list(seq.logprobs) if seq.params.logprobs is not None else None)
+
+    def is_stop_token(self, token_id: int, params: SamplingParams) -> bool:
+        """Whether this token ended its sequence without being part of the text (EOS or a stop token id)."""
+        return token_id in params.stop_token_ids or (not params.ignore_eos and token_id in self.model_config.eos_token_ids)
 
 
 class LLM:

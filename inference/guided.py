@@ -9,7 +9,8 @@ A request's matcher lives on its Sequence; masking happens in the model runner r
 sampling and the matcher advances in the engine after it. When the grammar is complete, the sequence
 finishes, so the output always parses (unless max_tokens cuts it short: finish_reason "length").
 Schemas compile to compact JSON (no free whitespace between tokens): otherwise a weak model can emit
-whitespace until max_tokens and never close the object.
+whitespace until max_tokens and never close the object. A structural tag (xgrammar's format for
+"free text, where these tags must wrap schema-valid JSON") is what tool calls compile to (server.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import torch
 
+from inference.sampling_params import SamplingParams
 from inference.sequence import Sequence
 
 
@@ -31,7 +33,7 @@ class GuidedDecoding:
         self.vocab_size = vocab_size
         self.stop_token_ids = stop_token_ids
         self._compiler = None
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
 
     def _get_compiler(self):
@@ -46,20 +48,34 @@ class GuidedDecoding:
 
     def compile(self, schema: dict[str, Any] | bool) -> Any:
         """Compile once per distinct schema; raises ValueError for a schema xgrammar rejects."""
-        key = json.dumps(schema, sort_keys=True)
+        return self._compiled("json_schema", schema)
+
+    def compile_params(self, params: SamplingParams) -> Any:
+        """The compiled grammar a request's params ask for (None when unguided); ValueError when it cannot compile."""
+        if params.structural_tag is not None:
+            return self._compiled("structural_tag", params.structural_tag)
+        if params.json_schema is not None:
+            return self._compiled("json_schema", params.json_schema)
+        return None
+
+    def _compiled(self, kind: str, spec: Any) -> Any:
+        key = json.dumps(spec, sort_keys=True)
         with self._lock:
-            if key not in self._cache:
+            if (kind, key) not in self._cache:
+                compiler = self._get_compiler()
                 try:
-                    self._cache[key] = self._get_compiler().compile_json_schema(key, any_whitespace=False)
-                except (RuntimeError, ValueError) as exc:
-                    raise ValueError(f"json_schema cannot be compiled: {exc}") from exc
-            return self._cache[key]
+                    self._cache[kind, key] = (compiler.compile_json_schema(key, any_whitespace=False)
+                                              if kind == "json_schema" else compiler.compile_structural_tag(key))
+                except (RuntimeError, ValueError) as exc:  # xgrammar's errors subclass these
+                    raise ValueError(f"{kind} cannot be compiled: {exc}") from exc
+            return self._cache[kind, key]
 
     def attach(self, seq: Sequence) -> None:
         import xgrammar as xgr
 
-        if seq.params.json_schema is not None:
-            seq.matcher = xgr.GrammarMatcher(self.compile(seq.params.json_schema))
+        grammar = self.compile_params(seq.params)
+        if grammar is not None:
+            seq.matcher = xgr.GrammarMatcher(grammar)
 
     def mask_logits(self, seqs: list[Sequence], logits: torch.Tensor) -> None:
         """Set logits of tokens the grammar forbids to -inf, in place (rows aligned with `seqs`)."""

@@ -13,7 +13,7 @@ import torch
 from inference.config import Config
 from inference.guided import GuidedDecoding
 from inference.layers.attention import AttentionMetadata, PrefillChunk
-from inference.layers.sampler import sample
+from inference.layers.sampler import record_logprobs, sample
 from inference.models import DecoderForCausalLM
 from inference.scheduler import SchedulerOutput
 
@@ -101,8 +101,13 @@ class ModelRunner:
         if self.keep_logits:
             for seq, row in zip(sampling, logits, strict=True):
                 self.kept_logits.setdefault(seq.seq_id, []).append(row.clone())
+        wanted = [i for i, s in enumerate(sampling) if s.params.logprobs is not None]
+        # the model's own distribution, before any grammar mask (vLLM's default "raw" logprobs too)
+        logprobs = torch.log_softmax(logits[wanted], dim=-1) if wanted else None
         if self.guided is not None:
             self.guided.mask_logits(sampling, logits)
         tokens = sample(logits, [s.params for s in sampling], [s.generator for s in sampling], self.default_generator)
+        if logprobs is not None:
+            record_logprobs([sampling[i] for i in wanted], logprobs, [tokens[i] for i in wanted])
         it = iter(tokens)
         return [next(it) if out.samples(i) else None for i in range(len(out.seqs))]

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_LOGPROBS = 20  # alternatives per token, as OpenAI's top_logprobs allows
+
 
 @dataclass
 class SamplingParams:
@@ -13,7 +15,10 @@ class SamplingParams:
 
     temperature 0 means greedy. top_k <= 0 and top_p == 1 disable those filters. `seed` makes one
     request's sampling reproducible whatever else is in the batch. `json_schema` (a dict or a JSON
-    string) constrains the output to JSON valid under that schema (see guided.py).
+    string) constrains the output to JSON valid under that schema; `structural_tag` (an xgrammar
+    structural tag, e.g. free text with schema-checked tool calls) constrains it to that format (see
+    guided.py); at most one of the two. `logprobs` = N records each sampled token's log-probability
+    under the model and the N most likely alternatives (0: the sampled token's only).
     """
 
     max_tokens: int = 64
@@ -25,6 +30,8 @@ class SamplingParams:
     stop_token_ids: list[int] = field(default_factory=list)
     ignore_eos: bool = False
     json_schema: dict[str, Any] | str | None = None
+    structural_tag: dict[str, Any] | None = None
+    logprobs: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -48,6 +55,14 @@ class SamplingParams:
                 raise ValueError(f"json_schema is not valid JSON: {exc}") from exc
         if self.json_schema is not None and not isinstance(self.json_schema, dict | bool):
             raise ValueError("json_schema must be a JSON object (a dict) describing the output")
+        if self.structural_tag is not None and (not isinstance(self.structural_tag, dict) or self.json_schema is not None):
+            raise ValueError("structural_tag must be a dict, and cannot be combined with json_schema")
+        if self.logprobs is not None and (not isinstance(self.logprobs, int) or not 0 <= self.logprobs <= MAX_LOGPROBS):
+            raise ValueError(f"logprobs must be an integer in [0, {MAX_LOGPROBS}], got {self.logprobs!r}")
+
+    @property
+    def guided(self) -> bool:
+        return self.json_schema is not None or self.structural_tag is not None
 
     @property
     def greedy(self) -> bool:

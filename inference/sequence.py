@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Any
 
 import torch
 
 from inference.sampling_params import SamplingParams
+
+
+@dataclass
+class TokenLogprob:
+    """A sampled token's log-probability under the model and the most likely alternatives, best first."""
+
+    token_id: int
+    logprob: float
+    top: list[tuple[int, float]]
 
 
 class SequenceStatus(Enum):
@@ -54,7 +64,8 @@ class Sequence:
         self.generator: torch.Generator | None = None
         if params.seed is not None:
             self.generator = torch.Generator().manual_seed(params.seed)
-        self.matcher: Any = None  # xgrammar GrammarMatcher when json_schema is set
+        self.matcher: Any = None  # xgrammar GrammarMatcher when the params are guided
+        self.logprobs: list[TokenLogprob] = []  # one per generated token when params.logprobs is set
 
     @property
     def num_tokens(self) -> int:

@@ -44,7 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    server = InferenceServer((args.host, args.port), engine, args.served_model_name or engine.loaded.name, args.verbose)
+    # requests may also name the model as it was given here ("default" when omitted): INFRAWIKI_MODEL says the same
+    alias = args.model or "default"
+    server = InferenceServer((args.host, args.port), engine, args.served_model_name or engine.loaded.name, args.verbose,
+                             aliases=(alias,))
     print(f"inference server: model {server.model_name} on {args.device}, "
           f"listening on http://{args.host}:{server.server_address[1]}", flush=True)
     try:

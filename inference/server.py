@@ -4,8 +4,9 @@ Threads: ThreadingHTTPServer gives each HTTP request a thread that parses and va
 then hands the request to the single engine-loop thread through a queue and waits on its own
 queue of events. The loop thread alone touches the engine, stepping it while any sequence is
 unfinished, so every concurrent request shares the same forward passes (continuous batching). A
-client that disconnects (a write fails, or its socket reads EOF while it waits) gets its sequence
-aborted, which frees its KV blocks at once. Invalid requests get 400 with an OpenAI-style error body.
+client that disconnects (a write fails, or its socket reads EOF while it waits) gets its sequences
+aborted, which frees their KV blocks at once. Requests are checked by openai_api.py: anything this
+server does not do gets 400 (an unknown model 404) with an OpenAI-style error body.
 """
 
 from __future__ import annotations
@@ -23,27 +24,31 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from inference.engine import LLMEngine, StepEvent
+from inference.engine import LLMEngine, RequestOutput, StepEvent
 from inference.metrics import TPOT_BUCKETS, TTFT_BUCKETS, Histogram, ThroughputMeter, gauge
+from inference.openai_api import (
+    ParsedRequest,
+    RequestError,
+    TokenTexts,
+    chat_logprobs,
+    completion_logprobs,
+    parse_request,
+    split_tool_calls,
+)
 from inference.sampling_params import SamplingParams
-
-
-class RequestError(ValueError):
-    """A client mistake: becomes a 400 with an OpenAI-style error body."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.param = param
+from inference.sequence import TokenLogprob
 
 
 @dataclass
 class Pending:
-    """A request travelling to the loop thread; events come back on `events`."""
+    """A request travelling to the loop thread: one prompt, one sequence per choice; events come back on
+    `events` as (kind, choice index, value)."""
 
     prompt: list[int]
-    params: SamplingParams
-    events: queue.Queue = field(default_factory=queue.Queue)
-    seq_id: int | None = None
+    choices: list[SamplingParams]
+    events: queue.Queue[tuple[str, int, Any]] = field(default_factory=queue.Queue)
+    seq_ids: dict[int, int] = field(default_factory=dict)  # sequence id -> choice index
+    held: list[int] = field(default_factory=list)  # choices admitted once choice 0 has filled the prefix cache
     next_check: float = 0.0  # when the HTTP thread next checks that the client is still connected
 
 
@@ -53,8 +58,8 @@ class EngineLoop:
     def __init__(self, engine: LLMEngine) -> None:
         self.engine = engine
         self.inbox: queue.Queue[Pending] = queue.Queue()
-        self.aborts: queue.Queue[int] = queue.Queue()
-        self.live: dict[int, Pending] = {}
+        self.aborts: queue.Queue[Pending] = queue.Queue()
+        self.live: dict[int, tuple[Pending, int]] = {}  # sequence id -> its request and choice index
         self.ttft = Histogram("infrawiki_llm_time_to_first_token_seconds", "Time to first token.", TTFT_BUCKETS)
         self.tpot = Histogram("infrawiki_llm_time_per_output_token_seconds", "Mean time per output token.", TPOT_BUCKETS)
         self.throughput = ThroughputMeter()
@@ -77,9 +82,8 @@ class EngineLoop:
         self._wake.set()
 
     def abort(self, pending: Pending) -> None:
-        if pending.seq_id is not None:
-            self.aborts.put(pending.seq_id)
-            self._wake.set()
+        self.aborts.put(pending)
+        self._wake.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -102,32 +106,59 @@ class EngineLoop:
                 pending = self.inbox.get_nowait()
             except queue.Empty:
                 break
+            # n > 1: the other choices wait until choice 0 has computed (and cached) the prompt's full blocks,
+            # so they read its K/V instead of computing the same prompt again
+            share = len(pending.choices) > 1 and self.engine.config.enable_prefix_caching
+            first = 1 if share else len(pending.choices)
+            pending.held = list(range(first, len(pending.choices)))
             try:
-                seq = self.engine.add_request(pending.prompt, pending.params)
+                for index in range(first):
+                    self._add(pending, index)
             except ValueError as exc:
-                pending.events.put(("error", str(exc)))
+                self._drop(pending)
+                pending.events.put(("error", 0, str(exc)))
                 continue
-            pending.seq_id = seq.seq_id
-            self.live[seq.seq_id] = pending
-            pending.events.put(("accepted", seq.seq_id))
+            pending.events.put(("accepted", 0, None))
         while True:
             try:
-                seq_id = self.aborts.get_nowait()
+                pending = self.aborts.get_nowait()
             except queue.Empty:
                 break
-            if self.live.pop(seq_id, None) is not None and self.engine.abort(seq_id):
+            self._drop(pending, count=True)
+
+    def _add(self, pending: Pending, index: int) -> None:
+        seq = self.engine.add_request(pending.prompt, pending.choices[index])
+        pending.seq_ids[seq.seq_id] = index
+        self.live[seq.seq_id] = (pending, index)
+
+    def _drop(self, pending: Pending, count: bool = False) -> None:
+        """Abort every live sequence of a request (its client left, or a sibling could not be admitted)."""
+        pending.held.clear()
+        for seq_id in list(pending.seq_ids):
+            if self.live.pop(seq_id, None) is not None and self.engine.abort(seq_id) and count:
                 self.finished["abort"] += 1
 
     def _dispatch(self, events: list[StepEvent]) -> None:
         now = time.monotonic()
         for ev in events:
-            pending = self.live.get(ev.seq.seq_id)
+            entry = self.live.get(ev.seq.seq_id)
             if ev.token_id is not None:
                 self.throughput.add(1, now)
-            if pending is None:
+            if entry is None:
                 continue
-            if ev.text_delta or ev.token_id is not None:
-                pending.events.put(("delta", ev.text_delta))
+            pending, index = entry
+            if ev.token_id is not None:
+                record = ev.seq.logprobs[-1] if ev.seq.params.logprobs is not None else None
+                pending.events.put(("delta", index, (ev.text_delta, ev.token_id, record)))
+            if index == 0 and pending.held and ev.token_id is not None:
+                try:
+                    for sibling in pending.held:
+                        self._add(pending, sibling)
+                    pending.held.clear()
+                except ValueError as exc:
+                    self._drop(pending)
+                    pending.events.put(("fail", 0, f"could not admit every choice: {exc}"))
+                    continue
             if ev.finished:
                 out = self.engine.output(ev.seq)
                 if out.metrics is not None:
@@ -135,15 +166,18 @@ class EngineLoop:
                     if out.metrics.num_output_tokens > 1:
                         self.tpot.observe(out.metrics.tpot_s)
                 self.finished[out.finish_reason or "stop"] = self.finished.get(out.finish_reason or "stop", 0) + 1
-                pending.events.put(("done", out))
+                pending.events.put(("done", index, out))
                 del self.live[ev.seq.seq_id]
 
     def _fail_all(self, message: str) -> None:
         self.errors += 1
-        for seq_id, pending in list(self.live.items()):
+        requests = {id(pending): pending for pending, _ in self.live.values()}
+        for seq_id in list(self.live):
             self.engine.abort(seq_id)
-            pending.events.put(("fail", message))
         self.live.clear()
+        for pending in requests.values():
+            pending.held.clear()
+            pending.events.put(("fail", 0, message))
 
     def render_metrics(self) -> str:
         e = self.engine
@@ -168,89 +202,6 @@ class EngineLoop:
         return "\n".join(lines) + "\n"
 
 
-# -- request parsing ------------------------------------------------------------------------------------
-
-def _number(body: dict[str, Any], key: str, default: Any, kind: type = float) -> Any:
-    value = body.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
-        raise RequestError(f"'{key}' must be {'an integer' if kind is int else 'a number'}", key)
-    return kind(value)
-
-
-def parse_sampling(body: dict[str, Any], default_max_tokens: int) -> SamplingParams:
-    if body.get("n", 1) != 1:
-        raise RequestError("only n=1 is supported", "n")
-    schema = None
-    fmt = body.get("response_format")
-    if fmt is not None:
-        kind = fmt.get("type") if isinstance(fmt, dict) else None
-        if kind == "json_schema":
-            spec = fmt.get("json_schema")
-            if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
-                raise RequestError("response_format.json_schema.schema must be a JSON schema object", "response_format")
-            schema = spec["schema"]
-        elif kind == "json_object":
-            schema = {"type": "object"}
-        elif kind != "text":
-            raise RequestError("response_format.type must be 'text', 'json_object' or 'json_schema'", "response_format")
-    if body.get("json_schema") is not None:  # vLLM-style extension
-        schema = body["json_schema"]
-    stop = body.get("stop") or []
-    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-    try:
-        return SamplingParams(
-            max_tokens=_number({"max_tokens": max_tokens}, "max_tokens", default_max_tokens, int),
-            temperature=_number(body, "temperature", 1.0),
-            top_p=_number(body, "top_p", 1.0),
-            top_k=_number(body, "top_k", -1, int),
-            seed=_number(body, "seed", None, int),
-            stop=[stop] if isinstance(stop, str) else stop,
-            ignore_eos=bool(body.get("ignore_eos", False)),
-            json_schema=schema,
-        )
-    except RequestError:
-        raise
-    except ValueError as exc:  # SamplingParams messages start with the field's name
-        field_name = str(exc).split(" ", 1)[0]
-        raise RequestError(str(exc), field_name if field_name in SamplingParams.__dataclass_fields__ else None) from exc
-
-
-def parse_messages(messages: Any) -> list[dict[str, str]]:
-    """OpenAI chat messages -> [{role, content}] with string content (text parts of a content list are joined)."""
-    if not isinstance(messages, list) or not messages:
-        raise RequestError("'messages' must be a non-empty list of {role, content} objects", "messages")
-    out = []
-    for m in messages:
-        content = m.get("content") if isinstance(m, dict) else None
-        if isinstance(content, list):
-            parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-            content = "".join(p for p in parts if isinstance(p, str)) if len(parts) == len(content) else None
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(content, str):
-            raise RequestError("each message needs a string 'role' and a text 'content'", "messages")
-        out.append({"role": m["role"], "content": content})
-    return out
-
-
-def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool) -> list[int]:
-    try:
-        if chat:
-            return engine.chat_prompt(parse_messages(body.get("messages")))
-        prompt = body.get("prompt")
-        if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
-            prompt = prompt[0]
-        if isinstance(prompt, str) and prompt:
-            return engine.tokenize(prompt)
-        if isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
-            return engine.tokenize(prompt)
-        raise RequestError("'prompt' must be a non-empty string or a list of token ids", "prompt")
-    except RequestError:
-        raise
-    except ValueError as exc:
-        raise RequestError(str(exc), "messages" if chat else "prompt") from exc
-
-
 # -- HTTP ------------------------------------------------------------------------------------------------
 
 class Handler(BaseHTTPRequestHandler):
@@ -270,8 +221,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str, param: str | None = None, kind: str = "invalid_request_error") -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "param": param, "code": None}})
+    def _error(self, status: int, message: str, param: str | None = None, kind: str = "invalid_request_error",
+               code: str | None = None) -> None:
+        self._send_json(status, {"error": {"message": message, "type": kind, "param": param, "code": code}})
 
     def _client_gone(self) -> bool:
         try:
@@ -285,9 +237,13 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/health":
             self._send_json(200, {"status": "ok" if loop.thread.is_alive() else "engine stopped"})
         elif self.path == "/v1/models":
-            self._send_json(200, {"object": "list", "data": [
-                {"id": self.server.model_name, "object": "model", "created": self.server.created, "owned_by": "infrawiki",
-                 "max_model_len": loop.engine.config.max_model_len}]})
+            self._send_json(200, {"object": "list", "data": [self.server.model_card()]})
+        elif self.path.startswith("/v1/models/"):
+            name = self.path.removeprefix("/v1/models/")
+            if name in self.server.model_names:
+                self._send_json(200, {**self.server.model_card(), "id": name})
+            else:
+                self._error(404, f"The model '{name}' does not exist", "model", code="model_not_found")
         elif self.path == "/metrics":
             data = loop.render_metrics().encode()
             self.send_response(200)
@@ -311,30 +267,26 @@ class Handler(BaseHTTPRequestHandler):
                 raise RequestError(f"request body is not valid JSON: {exc}") from exc
             if not isinstance(body, dict):
                 raise RequestError("request body must be a JSON object")
-            engine = self.server.loop.engine
-            params = parse_sampling(body, default_max_tokens=1024 if chat else 16)
-            prompt = parse_prompt(engine, body, chat)
-            if params.json_schema is not None and engine.guided is not None:
-                engine.guided.compile(params.json_schema)  # compile here so a bad schema is a 400
+            request = parse_request(self.server.loop.engine, body, chat, self.server.model_names)
         except RequestError as exc:
-            self._error(400, str(exc), exc.param)
+            self._error(exc.status, str(exc), exc.param, code=exc.code)
             return
         except ValueError as exc:
             self._error(400, str(exc))
             return
-        pending = Pending(prompt, params)
+        pending = Pending(request.prompt, request.choices)
         self.server.loop.submit(pending)
-        kind, value = pending.events.get()
+        kind, _, value = pending.events.get()
         if kind == "error":
             self._error(400, value)
             return
-        rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
-        if body.get("stream"):
-            self._stream(pending, rid, chat)
+        answer = Answer(self.server, request, ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24])
+        if request.stream:
+            self._stream(pending, answer)
         else:
-            self._complete(pending, rid, chat)
+            self._complete(pending, answer)
 
-    def _wait(self, pending: Pending) -> tuple[str, Any] | None:
+    def _wait(self, pending: Pending) -> tuple[str, int, Any] | None:
         """Next event, or None (after aborting) when the client has gone away (checked every 0.2 s)."""
         while True:
             try:
@@ -350,63 +302,48 @@ class Handler(BaseHTTPRequestHandler):
             if event is not None:
                 return event
 
-    def _complete(self, pending: Pending, rid: str, chat: bool) -> None:
-        while (event := self._wait(pending)) is not None:
-            kind, value = event
+    def _complete(self, pending: Pending, answer: Answer) -> None:
+        outputs: dict[int, RequestOutput] = {}
+        while len(outputs) < len(pending.choices) and (event := self._wait(pending)) is not None:
+            kind, index, value = event
             if kind == "fail":
+                self.server.loop.abort(pending)
                 self._error(500, value, kind="server_error")
                 return
             if kind == "done":
-                out = value
-                usage = {"prompt_tokens": len(pending.prompt), "completion_tokens": len(out.token_ids),
-                         "total_tokens": len(pending.prompt) + len(out.token_ids)}
-                if chat:
-                    choice = {"index": 0, "message": {"role": "assistant", "content": out.text},
-                              "finish_reason": out.finish_reason}
-                else:
-                    choice = {"index": 0, "text": out.text, "logprobs": None, "finish_reason": out.finish_reason}
-                # a client that left just as its answer was ready: nothing is left to free
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self._send_json(200, {"id": rid, "object": "chat.completion" if chat else "text_completion",
-                                          "created": int(time.time()), "model": self.server.model_name,
-                                          "choices": [choice], "usage": usage})
-                return
+                outputs[index] = value
+        if len(outputs) == len(pending.choices):
+            # a client that left just as its answer was ready: nothing is left to free
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send_json(200, answer.whole([outputs[i] for i in range(len(outputs))]))
 
-    def _stream(self, pending: Pending, rid: str, chat: bool) -> None:
+    def _stream(self, pending: Pending, answer: Answer) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        obj = "chat.completion.chunk" if chat else "text_completion"
-
-        def chunk(text: str | None, finish: str | None, first: bool = False) -> dict[str, Any]:
-            if chat:
-                delta: dict[str, Any] = {"role": "assistant"} if first else {}
-                if text:
-                    delta["content"] = text
-                choice = {"index": 0, "delta": delta, "finish_reason": finish}
-            else:
-                choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
-            return {"id": rid, "object": obj, "created": int(time.time()), "model": self.server.model_name,
-                    "choices": [choice]}
-
+        outputs: dict[int, RequestOutput] = {}
         try:
-            if chat:
-                self._sse(chunk(None, None, first=True))
-            while (event := self._wait(pending)) is not None:
-                kind, value = event
-                if kind == "delta" and value:
-                    self._sse(chunk(value, None))
-                elif kind == "fail":
+            for first in answer.opening_chunks():
+                self._sse(first)
+            while len(outputs) < len(pending.choices) and (event := self._wait(pending)) is not None:
+                kind, index, value = event
+                if kind == "fail":
+                    self.server.loop.abort(pending)
                     self._sse({"error": {"message": value, "type": "server_error"}})
-                    break
-                elif kind == "done":
-                    self._sse(chunk(None, value.finish_reason))
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
-                    break
+                    return
+                chunk = answer.delta(index, *value) if kind == "delta" else answer.closing(index, value)
+                if kind == "done":
+                    outputs[index] = value
+                if chunk is not None:
+                    self._sse(chunk)
+            if len(outputs) == len(pending.choices):
+                if answer.request.include_usage:
+                    self._sse(answer.usage_chunk([outputs[i] for i in range(len(outputs))]))
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.server.loop.abort(pending)
 
@@ -415,15 +352,135 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+class Answer:
+    """Builds one request's response: the whole body, or its stream of chunks (one choice per index)."""
+
+    def __init__(self, server: InferenceServer, request: ParsedRequest, rid: str) -> None:
+        self.server = server
+        self.engine = server.loop.engine
+        self.request = request
+        self.rid = rid
+        self.created = int(time.time())
+        self.texts = server.token_texts
+        n = len(request.choices)
+        self.unsent: list[list[TokenLogprob]] = [[] for _ in range(n)]  # streamed log-probabilities not yet sent
+        self.sent_chars = [0] * n
+
+    def _envelope(self, obj: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        body = {"id": self.rid, "object": obj, "created": self.created, "model": self.server.model_name,
+                "choices": choices}
+        if self.request.stream and self.request.include_usage:
+            body["usage"] = None
+        return body
+
+    def _records(self, index: int, out: RequestOutput) -> list[TokenLogprob]:
+        records = out.logprobs or []
+        # the EOS token that ended the text is not part of it
+        if records and out.token_ids and self.engine.is_stop_token(out.token_ids[-1], self.request.choices[index]):
+            records = records[:-1]
+        return records
+
+    def _logprobs(self, records: list[TokenLogprob], offset: int = 0) -> dict[str, Any] | None:
+        if self.request.logprobs is None:
+            return None
+        return chat_logprobs(records, self.texts) if self.request.chat else completion_logprobs(records, self.texts,
+                                                                                                 offset)
+
+    def _message(self, out: RequestOutput) -> tuple[dict[str, Any], str | None]:
+        """The chat message of one output and its finish reason (tool calls parsed out when tools were on offer)."""
+        message: dict[str, Any] = {"role": "assistant", "content": out.text}
+        finish = out.finish_reason
+        if self.request.tool_names:
+            message["content"], calls = split_tool_calls(out.text, list(self.request.tool_names))
+            if calls:
+                message["tool_calls"] = calls
+                finish = "tool_calls" if finish == "stop" else finish
+        return message, finish
+
+    def usage(self, outputs: list[RequestOutput]) -> dict[str, Any]:
+        completion = sum(len(o.token_ids) for o in outputs)
+        prompt = len(self.request.prompt)
+        cached = outputs[0].metrics.num_cached_tokens if outputs[0].metrics is not None else 0
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached}}
+
+    def whole(self, outputs: list[RequestOutput]) -> dict[str, Any]:
+        choices = []
+        for index, out in enumerate(outputs):
+            logprobs = self._logprobs(self._records(index, out))
+            if self.request.chat:
+                message, finish = self._message(out)
+                choices.append({"index": index, "message": message, "logprobs": logprobs, "finish_reason": finish})
+            else:
+                choices.append({"index": index, "text": out.text, "logprobs": logprobs,
+                                "finish_reason": out.finish_reason})
+        body = self._envelope("chat.completion" if self.request.chat else "text_completion", choices)
+        return {**body, "usage": self.usage(outputs)}
+
+    def _chunk(self, index: int, text: str | None, finish: str | None, records: list[TokenLogprob],
+               delta: dict[str, Any] | None = None) -> dict[str, Any]:
+        if self.request.chat:
+            delta = delta if delta is not None else ({"content": text} if text else {})
+            choice = {"index": index, "delta": delta, "logprobs": self._logprobs(records) if records else None,
+                      "finish_reason": finish}
+            return self._envelope("chat.completion.chunk", [choice])
+        logprobs = self._logprobs(records, self.sent_chars[index]) if records else None
+        self.sent_chars[index] += len(text or "")
+        return self._envelope("text_completion", [{"index": index, "text": text or "", "logprobs": logprobs,
+                                                   "finish_reason": finish}])
+
+    def opening_chunks(self) -> list[dict[str, Any]]:
+        if not self.request.chat:
+            return []
+        return [self._chunk(i, None, None, [], {"role": "assistant", "content": ""})
+                for i in range(len(self.request.choices))]
+
+    def delta(self, index: int, text: str, token_id: int, record: TokenLogprob | None) -> dict[str, Any] | None:
+        """A chunk for the newest token's text, or None while there is nothing to send yet. With tools on
+        offer the text is held back: it is only known to be a tool call or content once it is complete."""
+        if record is not None and not self.engine.is_stop_token(token_id, self.request.choices[index]):
+            self.unsent[index].append(record)
+        if self.request.tool_names or not text:
+            return None
+        records, self.unsent[index] = self.unsent[index], []
+        return self._chunk(index, text, None, records)
+
+    def closing(self, index: int, out: RequestOutput) -> dict[str, Any]:
+        records, self.unsent[index] = self.unsent[index], []
+        if self.request.chat and self.request.tool_names:
+            message, finish = self._message(out)
+            delta: dict[str, Any] = {}
+            if message["content"]:
+                delta["content"] = message["content"]
+            if "tool_calls" in message:
+                delta["tool_calls"] = [{"index": k, **call} for k, call in enumerate(message["tool_calls"])]
+            return self._chunk(index, None, finish, records, delta)
+        return self._chunk(index, None, out.finish_reason, records)
+
+    def usage_chunk(self, outputs: list[RequestOutput]) -> dict[str, Any]:
+        return {**self._envelope("chat.completion.chunk" if self.request.chat else "text_completion", []),
+                "usage": self.usage(outputs)}
+
+
 class InferenceServer(ThreadingHTTPServer):
+    """The HTTP server; `model_name` is what /v1/models lists, `aliases` are further names requests may use."""
+
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], engine: LLMEngine, model_name: str, verbose: bool = False) -> None:
+    def __init__(self, address: tuple[str, int], engine: LLMEngine, model_name: str, verbose: bool = False,
+                 aliases: tuple[str, ...] = ()) -> None:
         super().__init__(address, Handler)
         self.loop = EngineLoop(engine)
         self.model_name = model_name
+        self.model_names = {model_name, *aliases}
         self.created = int(time.time())
         self.verbose = verbose
+        self.token_texts = TokenTexts(engine)
+
+    def model_card(self) -> dict[str, Any]:
+        length = self.loop.engine.config.max_model_len
+        return {"id": self.model_name, "object": "model", "created": self.created, "owned_by": "infrawiki",
+                "max_model_len": length, "context_length": length}
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         if not self.loop.thread.is_alive():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from inference.sampling_params import SamplingParams
+from inference.sequence import Sequence, TokenLogprob
 
 
 def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[torch.Generator | None],
@@ -35,3 +36,13 @@ def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[
         noise = torch.empty_like(probs).exponential_(generator=generators[i] or default_generator)
         tokens[i] = int((probs / noise).argmax())
     return tokens
+
+
+def record_logprobs(seqs: list[Sequence], logprobs: torch.Tensor, tokens: list[int]) -> None:
+    """Append each sequence's sampled token, its log-probability and its top alternatives (rows of `logprobs`)."""
+    most = max(s.params.logprobs or 0 for s in seqs)
+    top_values, top_ids = logprobs.topk(most, dim=-1) if most else (logprobs[:, :0], logprobs[:, :0].long())
+    for row, (seq, token) in enumerate(zip(seqs, tokens, strict=True)):
+        k = seq.params.logprobs or 0
+        top = list(zip(top_ids[row, :k].tolist(), top_values[row, :k].tolist(), strict=True))
+        seq.logprobs.append(TokenLogprob(token, float(logprobs[row, token]), top))

@@ -99,7 +99,7 @@ def test_streamed_chat_sends_role_then_content_deltas(server):
             "ignore_eos": True}
     with requests.post(f"{base}/v1/chat/completions", json=body, stream=True, timeout=60) as r:
         events = [json.loads(line[6:]) for line in r.iter_lines() if line and line != b"data: [DONE]"]
-    assert events[0]["choices"][0]["delta"] == {"role": "assistant"}
+    assert events[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert all(e["object"] == "chat.completion.chunk" for e in events)
     assert events[-1]["choices"][0]["finish_reason"] == "length"
     assert "".join(e["choices"][0]["delta"].get("content", "") for e in events)
@@ -114,7 +114,10 @@ def test_streamed_chat_sends_role_then_content_deltas(server):
     ("/v1/completions", {"prompt": ""}, "prompt"),
     ("/v1/completions", {"prompt": "x", "response_format": {"type": "xml"}}, "response_format"),
     ("/v1/completions", {"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {}}}, "response_format"),
-    ("/v1/completions", {"prompt": "x", "n": 3}, "n"),
+    ("/v1/completions", {"prompt": "x", "n": 0}, "n"),
+    ("/v1/completions", {"prompt": "x", "presence_penalty": 0.5}, "presence_penalty"),
+    ("/v1/completions", {"prompt": "x", "no_such_field": 1}, "no_such_field"),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"}, "tool_choice"),
 ])
 def test_invalid_requests_get_400_with_an_openai_style_error(server, path, body, param):
     _, base = server
@@ -155,7 +158,7 @@ def test_concurrent_requests_share_forward_passes_and_match_solo_runs(server):
 def test_a_client_that_disconnects_mid_stream_has_its_sequence_aborted_and_blocks_freed(server):
     srv, base = server
     aborted_before = srv.loop.finished["abort"]
-    body = {"prompt": "never ending", "max_tokens": 900, "temperature": 0, "ignore_eos": True, "stream": True}
+    body = {"prompt": "never ending", "max_tokens": 480, "temperature": 0, "ignore_eos": True, "stream": True}
     r = requests.post(f"{base}/v1/completions", json=body, stream=True, timeout=60)
     lines = r.iter_lines()
     assert next(line for line in lines if line).startswith(b"data: ")
@@ -170,7 +173,7 @@ def test_a_client_that_disconnects_mid_stream_has_its_sequence_aborted_and_block
 def test_a_client_that_disconnects_while_waiting_for_a_plain_response_is_aborted(server):
     srv, base = server
     aborted_before = srv.loop.finished["abort"]
-    payload = json.dumps({"prompt": "wait for me", "max_tokens": 900, "temperature": 0, "ignore_eos": True}).encode()
+    payload = json.dumps({"prompt": "wait for me", "max_tokens": 480, "temperature": 0, "ignore_eos": True}).encode()
     host, port = srv.server_address[:2]
     with socket.create_connection((host, port)) as sock:
         sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
