@@ -8,6 +8,7 @@ and each canonical parameter (ontology/data/parameters.json) fixes its unit and 
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal
 
@@ -21,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from ontology.units import ParsedValue, UnitError, canonical_unit, convert, parse_value
+from ontology.units import ParsedValue, UnitError, canonical_unit, check_finite, convert, parse_value
 from ontology.vocabulary import canonical_parameter, spec_for
 
 FACT_KINDS = ("constraint", "parameter", "trade_off")
@@ -61,6 +62,9 @@ class _FactBase(BaseModel):
             return None
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise ValueError(f"must be a number or a short string, got {type(value).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        check_finite(str(value))
         return str(value)
 
     @field_validator("parameter")

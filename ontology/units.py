@@ -6,6 +6,7 @@ text is kept beside the canonical number so a quote can always be checked agains
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -36,7 +37,7 @@ FAMILY = {"ms": "time", "GB": "memory", "MB": "memory", "KB": "memory"}
 TO_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
 
 _SUFFIX = {"k": 1024.0, "m": 1e6}  # "2K tokens" / "128K context" are powers of two in this field
-NUMBER = r"\d[\d,]*(?:\.\d+)?(?:[kKmM](?![a-zA-Z]))?"
+NUMBER = r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[kKmM](?![a-zA-Z]))?"
 _RANGE_SEP = r"\s*(?:-|–|—|~|∼|to)\s*"
 
 
@@ -105,6 +106,8 @@ def parse_value(raw: str | float | int | None, unit: str | None = None) -> Parse
     canon, factor = canonical_unit(stated_unit)
     result = ParsedValue(raw=text, unit=canon)
     numbers = [parse_number(n, canon) * factor for n in re.findall(NUMBER, text) if re.search(r"\d", n)]
+    if not all(math.isfinite(n) for n in numbers):  # "1e309" is no number a paper states
+        return result
     if not numbers:
         return result
     bound = re.match(r"^\s*(≥|>=|at least|≤|<=|at most|up to|>|<)", text, re.IGNORECASE)
@@ -117,6 +120,13 @@ def parse_value(raw: str | float | int | None, unit: str | None = None) -> Parse
         result.items = numbers
     result.num = numbers[0]
     return result
+
+
+def check_finite(text: str) -> None:
+    """UnitError when a number written in `text` is too large to be a number at all ("1e309")."""
+    for token in re.findall(NUMBER, text):
+        if not math.isfinite(parse_number(token)):
+            raise UnitError(f"{token} is not a finite number; write the value the paper states")
 
 
 def convert(value: float, from_unit: str, to_unit: str) -> float:

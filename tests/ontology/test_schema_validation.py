@@ -54,3 +54,18 @@ def test_the_templates_export_a_json_schema_per_kind():
     schema = fact_json_schema()
     kinds = {option["properties"]["kind"]["const"] for option in schema["$defs"].values()}
     assert kinds == {"constraint", "parameter", "trade_off"}
+
+
+@pytest.mark.parametrize("value", ["1e309", "2E400 tokens", float("inf"), float("nan"), "1" + "0" * 400 + "e9999"])
+def test_a_value_that_is_not_a_finite_number_is_refused_not_read_as_a_range(value):
+    with pytest.raises(FactValidationError) as info:
+        validate_fact({**GOOD, "value": value})
+    assert "finite number" in str(info.value)
+
+
+def test_exponent_notation_is_one_number():
+    from ontology.units import parse_value
+
+    parsed = parse_value("1e-5")
+    assert parsed.num == pytest.approx(1e-5) and parsed.low is None and parsed.items == []
+    assert parse_value("1e309").num is None and parse_value("1e309").low is None
