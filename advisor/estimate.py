@@ -19,10 +19,33 @@ SLA_CHECKS = (("p95_ttft_ms", "ttft_p95_ms", "p95 TTFT"), ("p95_tpot_ms", "tpot_
 
 
 @dataclass(frozen=True)
+class SlaMiss:
+    """One SLA term the simulated configuration fails: `term` is the request's SLA key."""
+
+    term: str
+    limit: float
+    predicted: float
+
+    @property
+    def over_by(self) -> float:
+        """How far past the target, as a fraction of it (0.25 = 25 % over; for a throughput floor, under)."""
+        if self.term == "min_throughput_tok_s":
+            return (self.limit - self.predicted) / self.limit
+        return (self.predicted - self.limit) / self.limit
+
+
+@dataclass(frozen=True)
 class Estimate:
     metrics: dict[str, float]
     meets_sla: bool
     misses: tuple[str, ...]
+    sla_misses: tuple[SlaMiss, ...] = ()
+    other_misses: tuple[str, ...] = ()  # what fails besides the SLA terms (requests that never fit, overload)
+
+    @property
+    def shortfall(self) -> float:
+        """The worst relative SLA miss (0 when every term is met): how close a missing option comes."""
+        return max((m.over_by for m in self.sla_misses), default=0.0)
 
 
 def step_model(req: Request, opt: Option, eff: Efficiency | None = None) -> StepModel:
@@ -68,17 +91,22 @@ def estimate(req: Request, opt: Option, eff: Efficiency | None = None) -> Estima
     metrics["sla_attainment"] = attained
     metrics["goodput_tok_s"] = goodput * opt.replicas
     metrics["prefix_hit_rate"] = result.prefix_hits / len(result.served) if result.served else 0.0
-    misses = []
+    misses, sla_misses = [], []
     for sla_key, metric_key, label in SLA_CHECKS:
         limit = getattr(sla, sla_key)
         if limit is not None and metrics[metric_key] > limit:
             misses.append(f"{label} {metrics[metric_key]:.0f} ms > {limit:g} ms")
+            sla_misses.append(SlaMiss(sla_key, limit, metrics[metric_key]))
     floor = sla.min_throughput_tok_s
     if floor is not None and metrics["throughput_tok_s"] < floor:
         misses.append(f"throughput {metrics['throughput_tok_s']:.0f} tok/s < {floor:g} tok/s")
+        sla_misses.append(SlaMiss("min_throughput_tok_s", floor, metrics["throughput_tok_s"]))
+    other = []
     if result.rejected:
-        misses.append(f"{result.rejected} requests never fit the KV cache")
+        other.append(f"{result.rejected} requests never fit the KV cache")
     if rate is not None and result.makespan_s and len(result.served) / result.makespan_s < 0.9 * rate:
-        misses.append(f"arrivals ({rate:g}/s per replica) outpace what one replica serves "
+        other.append(f"arrivals ({rate:g}/s per replica) outpace what one replica serves "
                       f"({len(result.served) / result.makespan_s:.2f}/s): the queue and latencies grow without bound")
-    return Estimate(metrics=metrics, meets_sla=not misses, misses=tuple(misses))
+    misses += other
+    return Estimate(metrics=metrics, meets_sla=not misses, misses=tuple(misses), sla_misses=tuple(sla_misses),
+                    other_misses=tuple(other))

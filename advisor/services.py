@@ -15,6 +15,7 @@ from advisor.evidence import catalog_evidence, literature_evidence
 from advisor.planner import Option, Plan, enumerate_options
 from advisor.profiles import profile, profiles
 from advisor.validation import AdvisorInputError, Request, parse_request
+from advisor.verdict import verdict
 from advisor.versions import at_least
 
 __all__ = ["AdvisorInputError", "recommend"]
@@ -55,11 +56,11 @@ def _precision_cost(opt: Option) -> float:
 
 
 def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple:
-    """Meets the SLA; runs on weights someone publishes; holds the workload's concurrent requests in its KV
+    """Meets the SLA (else: misses it by the least); runs on weights someone publishes; holds the workload's concurrent requests in its KV
     cache (else requests queue); gives up the least precision; uses the fewest GPUs per replica (tensor
     parallelism only as far as memory needs it, replicas for the rest, as vLLM's distributed-serving
     guide advises); then the highest simulated throughput."""
-    return (not est.meets_sla, opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica,
+    return (not est.meets_sla, round(est.shortfall, 2), opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica,
             -round(est.metrics["throughput_tok_s"], 1), profile(opt.engine).rank)
 
 
@@ -168,13 +169,18 @@ def _nothing_fits_actions(req: Request, plan: Plan) -> list[str]:
     return actions
 
 
-def recommend(raw: dict[str, Any]) -> dict[str, Any]:
-    """Answer one advisor request; raises AdvisorInputError for input a person must fix."""
-    req = parse_request(raw)
+def _search(req: Request) -> tuple[Plan, list[tuple[Option, Estimate]]]:
+    """Enumerate, shortlist, simulate and rank: the best distinct configurations for `req`."""
     plan = enumerate_options(req)
     shortlist = _shortlist(req, plan.options)
     ranked = sorted(((o, estimate(req, o)) for o in shortlist), key=lambda pair: _rank_key(req, *pair))
-    chosen = _distinct(ranked)
+    return plan, _distinct(ranked)
+
+
+def recommend(raw: dict[str, Any]) -> dict[str, Any]:
+    """Answer one advisor request; raises AdvisorInputError for input a person must fix."""
+    req = parse_request(raw)
+    plan, chosen = _search(req)
     literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []
     recommendations = [_recommendation(req, opt, est, literature) for opt, est in chosen]
     warnings = [*req.warnings, *plan.log.warnings]
@@ -183,13 +189,13 @@ def recommend(raw: dict[str, Any]) -> dict[str, Any]:
                             f"supporting CUDA >= {opt.version.cuda}" for (opt, _), r in zip(chosen, recommendations, strict=True)
                             if opt.version.cuda})
     actions = list(plan.log.actions)
+    result = verdict(req, chosen, lambda changed: _search(changed)[1])
     if not recommendations:
         warnings.append("no configuration of the requested engine(s) runs this model on this hardware; see 'rejected'")
         actions += _nothing_fits_actions(req, plan)
-    elif req.sla.is_set() and not any(r["meets_sla"] for r in recommendations):
-        warnings.append("no configuration meets the SLA; the closest ones are listed")
-        actions.append("add GPUs or relax the SLA; a quantized or FP8-KV configuration may be faster")
+    elif result["status"] == "misses_sla":
+        warnings.append(result["summary"])
     return {
-        "input": req.normalised(), "feasible": bool(recommendations), "recommendations": recommendations,
-        "rejected": _rejected(plan), "actions": actions, "warnings": warnings,
+        "input": req.normalised(), "feasible": bool(recommendations), "verdict": result,
+        "recommendations": recommendations, "rejected": _rejected(plan), "actions": actions, "warnings": warnings,
     }

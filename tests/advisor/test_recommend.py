@@ -11,7 +11,7 @@ LLAMA8B = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct",
 
 def test_the_answer_follows_the_design_contract():
     out = recommend(LLAMA8B)
-    assert set(out) == {"input", "feasible", "recommendations", "rejected", "actions", "warnings"}
+    assert set(out) == {"input", "feasible", "verdict", "recommendations", "rejected", "actions", "warnings"}
     assert out["feasible"] is True and out["recommendations"]
     rec = out["recommendations"][0]
     for key in ("engine", "engine_version", "install", "dtype", "quantization", "tensor_parallel_size",

@@ -45,3 +45,18 @@ def test_a_missing_required_field_is_reported_next_to_it(client):
     response = client.get("/advisor/result/", {**QUERY, "model": ""})
     assert response.status_code == 400
     assert "This field is required." in response.content.decode()
+
+
+def test_a_page_where_no_option_meets_the_sla_says_so_instead_of_success(client):
+    response = client.get("/advisor/result/", {**QUERY, "p95_latency_ms": "", "p95_ttft_ms": "20"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "A setup that" not in html and 'class="message success' not in html
+    assert "No option meets the SLA" in html and "% over the 20 ms target" in html
+    assert "Closest:" in html and "Best:" not in html
+    assert "Arrivals behind these percentiles: closed loop: 16 concurrent users" in html
+
+
+def test_a_page_that_meets_the_sla_says_so(client):
+    html = client.get("/advisor/result/", {**QUERY, "p95_latency_ms": "600000"}).content.decode()
+    assert "A setup that meets the SLA was found." in html and "Best:" in html
