@@ -1,13 +1,15 @@
-"""Geometry for the inline-SVG charts on the advisor result page (memory breakdown, latency).
+"""Geometry for the inline-SVG charts: the advisor result page (memory breakdown, latency) and the
+dashboard's value matrix (one point per paper: production value against implementation cost).
 
-Called by frontend.views.advisor while rendering; pure functions of the advisor's `estimates`
-dict, so the chart shows only numbers the advisor produced. Templates draw the shapes; every
-chart also has a data table for screen readers.
+Called by the views while rendering; pure functions of numbers the advisor or the scorer produced.
+Templates draw the shapes; every chart also has a data table for screen readers.
 """
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 
 PALETTE = ("#0b5cad", "#b35900", "#116329", "#8250df", "#a40e26", "#4a5360")
 _GIB_KEY = re.compile(r"^(?P<name>[a-z_]+)_gib$")
@@ -83,3 +85,95 @@ def latency_groups(estimates: dict, width: float = 440.0) -> list[BarGroup]:
         ]
         groups.append(BarGroup(metric, _METRIC_LABELS.get(metric, metric), bars))
     return groups
+
+
+@dataclass(frozen=True)
+class MatrixPoint:
+    arxiv_id: str
+    title: str
+    value: float
+    cost: float
+    quadrant: str
+    x: float
+    y: float
+    value_reasons: list[str] = field(default_factory=list)
+    cost_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MatrixChart:
+    """A square plot of `axis_max` x `axis_max` units inside a `width` x `height` SVG viewBox."""
+
+    width: float
+    height: float
+    left: float
+    top: float
+    size: float
+    axis_max: float
+    points: list[MatrixPoint]
+    ticks: list[tuple[float, float, float]]  # (value, x position, y position)
+    split_x: float  # the cost boundary of the quadrants, in SVG units
+    split_y: float  # the value boundary
+
+    @property
+    def right(self) -> float:
+        return self.left + self.size
+
+    @property
+    def bottom(self) -> float:
+        return self.top + self.size
+
+    @property
+    def quick_width(self) -> float:
+        """Width of the quick-win zone (low cost: from the y axis to the cost boundary)."""
+        return round(self.split_x - self.left, 1)
+
+    @property
+    def quick_height(self) -> float:
+        """Height of the quick-win zone (high value: from the top down to the value boundary)."""
+        return round(self.split_y - self.top, 1)
+
+    @property
+    def middle_x(self) -> float:
+        return self.left + self.size / 2
+
+    @property
+    def middle_y(self) -> float:
+        return self.top + self.size / 2
+
+
+MATRIX_SPREAD = 7.0  # SVG units between papers that share the same (cost, value)
+
+
+def value_matrix_chart(scores: list, high_value: float, high_cost: float, axis_max: float = 5.0,
+                       size: float = 280.0) -> MatrixChart:
+    """Point positions for each score (x: implementation_cost, y: production_value, up is more value).
+
+    Scores are discrete sums, so many papers share a position: those are set on a small ring around
+    it (in arXiv-id order, so the picture is stable) instead of hiding each other.
+    """
+    left, top = 46.0, 10.0
+    scale = size / axis_max
+
+    def px(cost: float) -> float:
+        return left + min(max(cost, 0.0), axis_max) * scale
+
+    def py(value: float) -> float:
+        return top + size - min(max(value, 0.0), axis_max) * scale
+
+    groups: dict[tuple[float, float], list] = defaultdict(list)
+    for score in sorted(scores, key=lambda s: s.paper.arxiv_id):
+        groups[(score.implementation_cost, score.production_value)].append(score)
+    points = []
+    for (cost, value), members in groups.items():
+        for i, score in enumerate(members):
+            angle = 2 * math.pi * i / len(members)
+            radius = 0.0 if len(members) == 1 else MATRIX_SPREAD * max(1.0, len(members) / 6)
+            reasons = score.value_matrix or {}
+            points.append(MatrixPoint(
+                score.paper.arxiv_id, score.paper.title, value, cost, score.quadrant,
+                round(px(cost) + radius * math.cos(angle), 1), round(py(value) + radius * math.sin(angle), 1),
+                list(reasons.get("value", [])), list(reasons.get("cost", []))))
+    ticks = [(float(t), px(t), py(t)) for t in range(int(axis_max) + 1)]
+    return MatrixChart(left + size + 12, top + size + 46, left, top, size, axis_max, points, ticks,
+                       px(high_cost), py(high_value))

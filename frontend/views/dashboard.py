@@ -1,4 +1,4 @@
-"""The dashboard (/): new this week, top scored, pipeline status with the progress of running jobs.
+"""The dashboard (/): new this week, top scored, the value matrix, pipeline status with the progress of running jobs.
 
 `pipeline_fragment` serves the pipeline panel alone, so the page can refresh it every few seconds
 (site.js) without reloading the rest.
@@ -11,8 +11,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from frontend.charts import value_matrix_chart
 from ontology import selectors as ontology_selectors
 from papers import selectors as paper_selectors
+from papers.scoring.rules import HIGH_COST, HIGH_VALUE
 
 
 def _pipeline_context() -> dict:
@@ -28,6 +30,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "new_papers": paper_selectors.papers_new_since(since, limit=20),
         "top_scored": paper_selectors.top_scored_papers(limit=10),
         "since": since,
+        "matrix": value_matrix_chart(list(paper_selectors.latest_scores()), HIGH_VALUE, HIGH_COST),
         **_pipeline_context(),
     }
     return render(request, "frontend/dashboard.html", context)

@@ -42,6 +42,15 @@ class Digest:
     items: list[DigestItem]
     total_new: int  # all new papers for this subscriber; `items` holds the best MAX_ITEMS of them
 
+    @property
+    def sections(self) -> list[tuple[str, list[DigestItem]]]:
+        """(heading, items): the high-value, low-cost papers of the value matrix first, then the rest;
+        an empty section is left out."""
+        quick = [i for i in self.items if i.score.quadrant == Score.Quadrant.QUICK_WIN]
+        rest = [i for i in self.items if i.score.quadrant != Score.Quadrant.QUICK_WIN]
+        return [(title, items) for title, items in (("High value, low cost", quick), ("Other new papers", rest))
+                if items]
+
 
 def digest_since(subscription: Subscription, now: datetime) -> datetime:
     """Scores after this time are new to the subscriber: their last digest, or a week before joining."""
@@ -98,5 +107,6 @@ def build_digest(subscription: Subscription, now: datetime, index: SimilarityInd
         )
         for s in scores
     ]
+    items.sort(key=lambda item: item.score.quadrant != Score.Quadrant.QUICK_WIN)  # stable: best first within each
     total = len(scores) if len(scores) < MAX_ITEMS else matching.count()
     return Digest(subscription, since, now, items, total)

@@ -234,6 +234,11 @@ def screening(inp: ScoringInput, realism: SubScore, transparency: SubScore, code
             "reproducible_configuration": config}
 
 
+# Quadrant boundaries of the value matrix (both axes 0-5): the dashboard chart draws them from here.
+HIGH_VALUE = 3.0
+HIGH_COST = 2.0
+
+
 def value_matrix(subs: dict[str, SubScore], flags: list[dict[str, str]]) -> tuple[float, float, str, dict]:
     """Production value (0–5) against implementation cost (0–5), and the quadrant they fall in."""
     realism, community, code = subs["experimental_realism"], subs["community_feedback"], subs["code_availability"]
@@ -253,7 +258,7 @@ def value_matrix(subs: dict[str, SubScore], flags: list[dict[str, str]]) -> tupl
         "non-commercial licence": 1.0 if any(f["code"] == "non_commercial_license" for f in flags) else 0.0,
     }
     production_value, implementation_cost = round(sum(value.values()), 2), round(min(5.0, sum(cost.values())), 2)
-    high_value, high_cost = production_value >= 3, implementation_cost >= 2
+    high_value, high_cost = production_value >= HIGH_VALUE, implementation_cost >= HIGH_COST
     quadrant = {(True, False): "quick_win", (True, True): "major_project",
                 (False, False): "fill_in", (False, True): "thankless"}[(high_value, high_cost)]
     reasons = {"value": [k for k, v in value.items() if v], "cost": [k for k, v in cost.items() if v]}

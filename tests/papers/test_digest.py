@@ -59,7 +59,7 @@ def test_the_digest_arrives_best_first_with_scores_repository_and_one_click_unsu
     text, html = mail.part("text/plain"), mail.part("text/html")
     titles = [scored_papers[a].title for a in (MOONCAKE, VLLM, VTENSOR, MEGATRON3)]
     assert listed(text) == titles  # best first
-    assert re.findall(r'<h2[^>]*>\d+\. <a href="[^"]+">([^<]+)</a></h2>', html) == titles
+    assert re.findall(r'<h3[^>]*>\d+\. <a href="[^"]+">([^<]+)</a></h3>', html) == titles
     assert "Score 10/10 (recommended) · quick win" in text and "Score 3/10 (to verify)" in text
     assert "code availability 3/3 · experimental realism 3/3 · parameter transparency 2/2 · community 2/2" in text
     assert "real trace? yes · end-to-end metrics? yes · reproducible configuration? yes" in text
