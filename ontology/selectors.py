@@ -16,7 +16,8 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from ontology.embeddings import embed, embed_one
-from ontology.models import Entity, ExtractionRun, Fact, FactRevision
+from ontology.models import Entity, ExtractionRun, Fact, FactRevision, FactTechnique
+from ontology.techniques import techniques, techniques_in_text
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
@@ -210,6 +211,72 @@ def parameter_wiki(parameter: str) -> dict[str, Any]:
 def fact_history(fact_id: int) -> QuerySet[FactRevision]:
     """Every revision of a fact, oldest first (who, when, before -> after)."""
     return FactRevision.objects.filter(fact_id=fact_id).select_related("user").order_by("created_at", "id")
+
+
+def _technique_row(link: FactTechnique) -> dict[str, Any]:
+    fact = link.fact
+    return {
+        "technique": link.technique.name, "fact_id": fact.pk, "paper": fact.paper.arxiv_id, "page": fact.page,
+        "quote": fact.quote, "kind": fact.kind, "subject": fact.subject, "parameter": fact.parameter,
+        "value": fact.value or None, "value_num": fact.value_num, "unit": fact.unit or None,
+        "condition": fact.condition or None, "effect": fact.effect or None,
+        "verified": fact.status == Fact.Status.VERIFIED, "linked_by": link.linked_by,
+        "names_technique": link.technique.name in techniques_in_text(fact.quote),
+        "environment": fact.paper.environment or {},
+    }
+
+
+def technique_facts(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every live fact linked to one of `names` (None: all techniques), as dicts with the paper's
+    reported environment; `names_technique` says the quote itself uses the technique's words.
+    One query. Read by the advisor's technique evidence and by diagnose."""
+    links = FactTechnique.objects.exclude(fact__status=Fact.Status.REJECTED).select_related("fact__paper", "technique")
+    if names is not None:
+        links = links.filter(technique__name__in=names)
+    return [_technique_row(link) for link in links.order_by("technique__name", "fact__paper__arxiv_id", "fact__page",
+                                                            "fact_id")]
+
+
+def technique_facts_near(vector, name: str, limit: int = 30) -> list[dict[str, Any]]:
+    """The live facts linked to technique `name` nearest to a query embedding (`distance`: cosine), nearest first."""
+    from pgvector.django import CosineDistance
+
+    links = (FactTechnique.objects.exclude(fact__status=Fact.Status.REJECTED)
+             .filter(technique__name=name, fact__document__isnull=False)
+             .select_related("fact__paper", "technique")
+             .annotate(distance=CosineDistance("fact__document__embedding", vector)).order_by("distance", "fact_id"))
+    return [{**_technique_row(link), "distance": float(link.distance)} for link in links[:limit]]
+
+
+def techniques_of_facts(fact_ids: list[int]) -> dict[int, list[str]]:
+    """Technique names per fact id (facts without a link are left out). One query."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for fact_id, name in (FactTechnique.objects.filter(fact_id__in=fact_ids)
+                          .values_list("fact_id", "technique__name").order_by("fact_id", "technique__name")):
+        out[fact_id].append(name)
+    return dict(out)
+
+
+def technique_wiki(name: str) -> dict[str, Any] | None:
+    """A technique's wiki page: its description, and the papers and facts about it (by paper)."""
+    spec = techniques().get(name)
+    if spec is None:
+        return None
+    rows = technique_facts([name])
+    by_paper: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_paper[row["paper"]].append(row)
+    return {"spec": spec, "facts_by_paper": dict(sorted(by_paper.items(), key=lambda kv: -len(kv[1]))),
+            "facts": len(rows)}
+
+
+def technique_index() -> list[dict[str, Any]]:
+    """Every technique of the vocabulary with how many live facts and papers are linked to it."""
+    counts = {row["technique__name"]: row for row in
+              FactTechnique.objects.exclude(fact__status=Fact.Status.REJECTED).values("technique__name")
+              .annotate(facts=Count("fact", distinct=True), papers=Count("fact__paper", distinct=True))}
+    return [{"name": name, "title": spec.title, "facts": counts.get(name, {}).get("facts", 0),
+             "papers": counts.get(name, {}).get("papers", 0)} for name, spec in techniques().items()]
 
 
 # ---------------------------------------------------------------------------------------------
