@@ -85,9 +85,9 @@ DEFAULT_MAX_NUM_SEQS = 256  # what the advisor assumes for an engine whose profi
 TIGHT_UTILIZATION = 0.95  # the most the advisor will suggest; vLLM warns CUDA graphs need 1-3 GiB outside it
 
 
-def default_max_num_seqs(eng: EngineProfile, version: str) -> int:
-    """The engine's batch cap at this release when the user does not set one."""
-    value = eng.default("max_num_seqs", version)
+def default_max_num_seqs(eng: EngineProfile, version: str, gpu_id: str) -> int:
+    """The engine's batch cap at this release on this GPU when the user does not set one."""
+    value = eng.default("max_num_seqs", version, gpu_id)
     return int(value) if value is not None else DEFAULT_MAX_NUM_SEQS
 
 
@@ -96,8 +96,8 @@ def _size(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv
     wanted, required, fixed = _lengths(req)
     if req.model.max_context < required:
         required = req.model.max_context
-    seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version))
-    default_batched = eng.default("max_num_batched_tokens", version)
+    seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version, req.gpu.id))
+    default_batched = eng.default("max_num_batched_tokens", version, req.gpu.id)
     batched = int(req.flags.get("max_num_batched_tokens") or default_batched or CHUNK_TOKENS) if chunked else None
     return plan_memory(
         req.model, req.gpu, bits=bits, method=quant.method, kv_bytes=KV_BYTES.get(kv, 1.0), tp=tp, pp=pp,

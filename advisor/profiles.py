@@ -185,9 +185,19 @@ class Release(_Data):
     container: str | None = None
     build: str | None = None
     defaults: dict[str, float] = Field(default_factory=dict)
+    gpu_defaults: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="defaults that differ on some GPUs, keyed by the start of the catalog GPU id")
+    defaults_source: Url | None = None
+    wheel_url: str | None = None
     attention_backends: list[str] = Field(default_factory=list)
     source: Url
     quote: Quote | None = None
+
+    @model_validator(mode="after")
+    def _defaults_cite(self) -> Release:
+        if (self.defaults or self.gpu_defaults) and self.defaults_source is None:
+            raise ValueError(f"release {self.version}: defaults need a defaults_source")
+        return self
 
 
 def _flag_names(value: object) -> object:
@@ -273,14 +283,27 @@ class EngineProfile(_Data):
         after = [r for r in self.releases if not at_most(r.version, version)]
         return (before[-1] if before else None, after[0] if after else None)
 
-    def default(self, key: str, version: str | None = None) -> float | None:
-        """A default value at this release: the newest release up to `version` that sets it, else the
-        engine-wide default (a default holds until a release changes it)."""
+    def default(self, key: str, version: str | None = None, gpu_id: str | None = None) -> float | None:
+        """A default value at this release (on this GPU): the newest release up to `version` that sets it,
+        else the engine-wide default. A default holds until a release changes it."""
         if version is not None:
             for rel in reversed(self.releases):
-                if key in rel.defaults and at_most(rel.version, version):
+                if not at_most(rel.version, version):
+                    continue
+                for prefix, values in rel.gpu_defaults.items():
+                    if gpu_id and gpu_id.startswith(prefix) and key in values:
+                        return values[key]
+                if key in rel.defaults:
                     return rel.defaults[key]
         return self.defaults.get(key)
+
+    def min_cc_at(self, version: str) -> str:
+        """The compute-capability floor at this release: the newest release up to `version` that raised it
+        (a line that dropped an architecture keeps it dropped), else the engine's."""
+        for rel in reversed(self.releases):
+            if rel.min_compute_capability and at_most(rel.version, version):
+                return rel.min_compute_capability
+        return self.min_compute_capability
 
     def flag(self, key: str, version: str | None = None) -> str | None:
         """The engine's own spelling of a flag at this release, or None when the release lacks it."""

@@ -29,7 +29,8 @@ def install_line(opt: Option) -> str:
     release, install = opt.version.release, eng.install
     if opt.version.variant and install.variant and eng.wheel:
         tag = cuda_tag(opt.version.cuda or "")
-        wheel = eng.wheel.url.format(version=opt.version.version, cuda_nodot=tag[2:], py=_python_tag(release))
+        template = release.wheel_url or eng.wheel.url
+        wheel = template.format(version=opt.version.version, cuda_nodot=tag[2:], py=_python_tag(release))
         return install.variant.format(wheel_url=wheel, cuda_tag=tag)
     return install.default.format(version=opt.version.version, image=release.image or "")
 

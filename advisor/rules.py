@@ -110,11 +110,12 @@ def engine_supports_gpu(eng: EngineProfile, gpu: Gpu, log: RuleLog) -> bool:
 
 def _release_supports_gpu(eng: EngineProfile, release: Release, version: str, gpu: Gpu, log: RuleLog) -> bool:
     """A release may raise the engine's compute-capability floor (a line that dropped an architecture)."""
-    need = release.min_compute_capability
-    if need is None or at_least(gpu.compute_capability, need):
+    need = eng.min_cc_at(release.version)
+    if at_least(gpu.compute_capability, need):
         return True
-    log.reject(f"{eng.id} {version}", f"{eng.name} {release.version} needs compute capability >= {need}; "
-               f"{cc_text(gpu)} is below it", release.source)
+    raised = next((r for r in reversed(eng.releases) if r.min_compute_capability and at_most(r.version, release.version)), release)
+    log.reject(f"{eng.id} {version}", f"{eng.name} {version} needs compute capability >= {need} (from {raised.version}); "
+               f"{cc_text(gpu)} is below it", raised.source)
     return False
 
 

@@ -32,7 +32,7 @@ def test_without_an_engine_every_engine_is_considered_and_full_precision_wins_wh
 
 def test_the_driver_picks_the_newest_release_it_can_run():
     out = recommend({**LLAMA8B, "engine": "vllm", "cuda": "12.2"})
-    assert out["recommendations"][0]["engine_version"] == "0.6.6.post1"
+    assert out["recommendations"][0]["engine_version"] == "0.7.3"  # its cu118 build runs on a CUDA 12.2 driver
 
 
 def test_nothing_fits_is_said_clearly():
@@ -165,3 +165,24 @@ def test_llama_cpp_slots_share_a_context_no_larger_than_the_kv_cache(gpu, model)
     assert ctx <= rec["estimates"]["kv_tokens"], "--ctx-size is the whole KV cache, shared by every slot"
     assert 1 <= slots <= 16
     assert ctx // slots >= 1024 + 256, "each slot must hold one request of the workload"
+
+
+def test_two_h100_on_a_cuda_12_4_driver_get_the_newest_release_built_for_it():
+    out = recommend({"gpu": "H100 SXM", "gpu_count": 2, "cuda": "12.4", "model": "meta-llama/Llama-3.1-70B-Instruct",
+                     "engine": "vllm", "workload": {"prompt_tokens": 2048, "output_tokens": 256, "concurrency": 32},
+                     "sla": {"p95_tpot_ms": 60}})
+    best = out["recommendations"][0]
+    assert best["engine_version"] == "0.8.5"  # 0.9.0 moved to CUDA 12.8 wheels
+    assert any("CUDA >= 12.8 to use vLLM 0.9.0" in a for a in out["actions"])
+    # V1 on H100 batches up to 1024 sequences by default (vllm#16158); the cap follows the KV cache instead
+    assert best["flags"]["max_num_seqs"] > 256 or best["estimates"]["kv_tokens"] // (2048 + 256) <= 256
+    assert out["verdict"]["status"] in {"meets_sla", "misses_sla"}
+
+
+def test_a_release_line_that_dropped_volta_is_not_offered_on_a_v100():
+    out = recommend({"gpu": "Tesla V100-SXM2-32GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm"})
+    assert out["recommendations"][0]["engine_version"] == "0.14.0"
+    assert any("0.21.0" in r["option"] and "7.5" in r["reason"] for r in out["rejected"])
+    refused = recommend({"gpu": "Tesla V100-SXM2-32GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm",
+                         "engine_version": "0.22.0"})
+    assert refused["recommendations"] == [] and any("0.22.0" in r["option"] for r in refused["rejected"])
