@@ -45,6 +45,8 @@ class Gpu:
     interconnect_gbs: float
     sources: tuple[str, ...]
     estimated: tuple[str, ...] = field(default=())
+    min_cuda: str | None = None  # the first CUDA release with kernels for this architecture
+    min_cuda_source: str | None = None
 
     @property
     def cc(self) -> tuple[int, ...]:
@@ -82,6 +84,7 @@ def gpus() -> dict[str, Gpu]:
             bandwidth_gbs=float(g["bandwidth_gbs"]), tflops=tflops,
             interconnect_kind=link.get("kind", "pcie"), interconnect_gbs=float(link.get("gbs", 32)),
             sources=tuple(g.get("sources", ())), estimated=estimated,
+            min_cuda=(g.get("min_cuda") or {}).get("version"), min_cuda_source=(g.get("min_cuda") or {}).get("source"),
         )
     return out
 

@@ -170,11 +170,20 @@ def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) 
     return {}, notes
 
 
-def _cuda_build(eng: EngineProfile, release: Release, version: str, verified: bool, driver: str | None,
+def _cuda_build(eng: EngineProfile, release: Release, version: str, verified: bool, gpu: Gpu, driver: str | None,
                 log: RuleLog) -> VersionChoice | None:
+    builds = [(release.cuda, False)] + [(c, True) for c in release.cuda_variants] if release.cuda else []
+    if gpu.min_cuda and builds:
+        # a build from an older CUDA has no kernels for this architecture
+        arch_ok = [(c, v) for c, v in builds if at_least(c, gpu.min_cuda)]
+        if not arch_ok:
+            log.reject(f"{eng.id} {version}", f"{eng.name} {version} wheels are built for CUDA {', '.join(c for c, _ in builds)}; "
+                       f"{gpu.name} needs CUDA >= {gpu.min_cuda} kernels", gpu.min_cuda_source)
+            return None
+        builds = arch_ok
     if release.cuda is None or driver is None:
-        return VersionChoice(version, release.cuda, False, release, verified)
-    builds = [(release.cuda, False)] + [(c, True) for c in release.cuda_variants]
+        cuda = builds[0][0] if builds else release.cuda
+        return VersionChoice(version, cuda, bool(builds) and builds[0][1], release, verified)
     usable = [(c, variant) for c, variant in builds if at_most(c, driver)]
     if not usable:
         lowest = min((c for c, _ in builds), key=vkey)
@@ -213,7 +222,7 @@ def choose_version(eng: EngineProfile, req: Request, log: RuleLog) -> VersionCho
         if not (_release_supports_gpu(eng, release, version, req.gpu, log) and _model_supported(eng, version, req.model, log)
                 and _attention_ok(eng, version, req.gpu, req.model, log)):
             continue
-        choice = _cuda_build(eng, release, version, verified, req.cuda, log)
+        choice = _cuda_build(eng, release, version, verified, req.gpu, req.cuda, log)
         if choice:
             return choice
     return None

@@ -94,3 +94,24 @@ def test_sizes_in_millions_are_read_too():
 
 def test_an_unknown_id_without_a_size_cannot_be_sized():
     assert resolve_model("someorg/mystery") == (None, [])
+
+
+@pytest.mark.parametrize("typed, gpu_id", [
+    ("NVIDIA B200", "b200-180gb"), ("GB200", "gb200-186gb"), ("NVIDIA GeForce RTX 5090", "rtx-5090"),
+    ("NVIDIA H20", "h20-96gb"), ("NVIDIA H100 NVL", "h100-nvl-94gb"), ("NVIDIA GH200 480GB", "gh200-96gb"),
+    ("NVIDIA A30", "a30"),
+])
+def test_the_newer_gpus_resolve_and_cite_their_pages(typed, gpu_id):
+    gpu = resolve_gpu(typed)
+    assert gpu.id == gpu_id and gpu.sources and all(s.startswith("https://") for s in gpu.sources)
+
+
+def test_blackwell_needs_a_cuda_12_8_build():
+    from advisor.services import recommend
+
+    old = recommend({"gpu": "B200", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm", "engine_version": "0.8.5"})
+    assert old["recommendations"] == []
+    assert any("needs CUDA >= 12.8" in r["reason"] for r in old["rejected"])
+    new = recommend({"gpu": "B200", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm"})
+    assert new["recommendations"][0]["engine_version"] in {"0.9.0", "0.14.0", "0.21.0"}
+    assert any("TFLOPS (from h100-sxm5-80gb)" in w for w in new["warnings"])  # estimated, and said so
