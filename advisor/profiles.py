@@ -81,6 +81,7 @@ class Kernel(Span, Fact):
 
     name: str
     min_cc: Cc
+    min_cc_source: Url | None = None
 
 
 class Quantization(Span, Fact):

@@ -161,3 +161,15 @@ def test_fp8_kv_cache_by_release_and_architecture():
     log = RuleLog()
     assert kv_choices(profile("tensorrt-llm"), "0.18.2", gpus()["a100-sxm4-40gb"], {}, log) == [None]
     assert log.rejections
+
+
+def test_awq_and_gptq_checkpoints_get_the_marlin_kernels_where_the_release_and_gpu_have_them():
+    from advisor.services import recommend
+
+    base = {"model": "TheBloke/Llama-2-70B-AWQ", "engine": "vllm", "gpu_count": 2}
+    new = recommend({**base, "gpu": "A100-SXM4-80GB", "engine_version": "0.6.3"})["recommendations"][0]
+    assert new["flags"]["quantization"] == "awq_marlin" and "--quantization awq_marlin" in new["command"]
+    old = recommend({**base, "gpu": "A100-SXM4-80GB", "engine_version": "0.5.0"})["recommendations"][0]
+    assert old["flags"]["quantization"] == "awq"  # before vllm#6745 the flag forced the slow kernel
+    turing = recommend({**base, "gpu": "Tesla T4", "gpu_count": 4, "engine_version": "0.6.3"})["recommendations"]
+    assert all(r["flags"].get("quantization") == "awq" for r in turing)  # Marlin needs sm80
