@@ -27,6 +27,7 @@ UNIT_ALIASES: dict[str, tuple[str, float]] = {
     "x": ("x", 1.0), "×": ("x", 1.0), "times": ("x", 1.0),
     "gpu": ("GPUs", 1.0), "gpus": ("GPUs", 1.0),
     "request": ("requests", 1.0), "requests": ("requests", 1.0),
+    "bit": ("bits", 1.0), "bits": ("bits", 1.0),
     "b": ("B params", 1.0), "billion": ("B params", 1.0), "m": ("M params", 1.0),
 }
 CANONICAL_UNITS = sorted({canon for canon, _ in UNIT_ALIASES.values()} | {

@@ -1,15 +1,15 @@
 """Grounding and merging: the last steps before any extracted fact is reported or stored.
 
 Runs on every extractor's output. A fact is kept only if its quote is an exact span of a page
-(whitespace collapsed, case-insensitive; its page is corrected to where the quote is) and its
-stated value occurs in the quote. Facts that several extractors found are merged into one, which
+(whitespace collapsed, case-insensitive; its page is corrected to where the quote is), reads as
+prose rather than figure or table text, and its stated value occurs in the quote. Facts that several extractors found are merged into one, which
 keeps every extractor's name and the highest confidence.
 """
 from __future__ import annotations
 
 import re
 
-from ontology.extraction.text import collapse
+from ontology.extraction.text import collapse, is_soup
 from ontology.units import format_number, parse_value
 
 
@@ -37,6 +37,9 @@ def ground(facts: list[dict], page_texts: list[str]) -> tuple[list[dict], list[t
         quote = _norm(fact.get("quote"))
         if len(quote) < 3:
             dropped.append((fact, "no quote"))
+            continue
+        if is_soup(fact["quote"]):
+            dropped.append((fact, "quote is figure or table text"))
             continue
         claimed = fact.get("page")
         order = ([claimed - 1] if isinstance(claimed, int) and 0 < claimed <= len(pages) else []) + list(range(len(pages)))

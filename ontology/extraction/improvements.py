@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ontology.extraction.facts import new_fact
-from ontology.extraction.text import Sentence
+from ontology.extraction.text import Sentence, readable_quote
 from ontology.vocabulary import spec_for
 
 NUM = r"\d+(?:\.\d+)?"
@@ -39,6 +39,14 @@ METRICS: list[tuple[str, str | None, str | None]] = [
     (r"decoding|speedup ratio|wall-?clock", "decoding_speedup", None),
 ]
 _BARE_SPEEDUP = re.compile(r"speed-?ups?|faster|accelerat|improvement", re.IGNORECASE)
+
+
+def metric_named(words: str) -> str | None:
+    """The catalogue percentage metric these words name ("more requests" -> request_capacity_increase_pct)."""
+    for pattern, _, pct_name in METRICS:
+        if pct_name and re.search(pattern, words):
+            return pct_name
+    return None
 
 
 def paper_topic_speedup(abstract: str) -> str:
@@ -82,9 +90,12 @@ def extract_improvements(sentences: list[Sentence], subject: str, bare_speedup: 
                 if key in seen:
                     continue
                 seen.add(key)
+                quote = readable_quote(sentence, match.start(), match.end())
+                if quote is None:
+                    continue
                 spec = spec_for(parameter)
                 facts.append(new_fact(spec.kind if spec else "constraint", subject, parameter, value=value,
                                       unit="%" if percent else "x", page=sentence.page,
-                                      quote=sentence.quote(match.start(), match.end()), confidence=0.65,
+                                      quote=quote, confidence=0.65,
                                       extractor="rules"))
     return facts

@@ -1,7 +1,8 @@
 """The LLM extractor: asks the engine (OpenAI-compatible HTTP API) about trade-off candidates.
 
 Runs inside an extraction after the rule extractors, on the top-N ranked trade-off sentences only
-(the CPU budget is ~90 s a paper), all sent at once so the engine batches them. Each answer is
+(the CPU budget is ~60 s a paper), sent concurrently (`max_concurrency` at a time) so the engine
+batches them. Each answer is
 guided by a JSON schema (response_format json_schema), then parsed and validated again here: output
 that is not JSON or breaks the schema is rejected with the reason and never becomes a fact.
 An unreachable server raises LlmUnavailable so the Celery task can retry later.
@@ -131,11 +132,16 @@ def parse_answer(raw: str) -> LlmAnswer:
 
 
 class LlmExtractor:
-    """Trade-off facts from the top candidates, one concurrent request per sentence."""
+    """Trade-off facts from the top candidates, one request per sentence, `max_concurrency` in flight
+    at once (1 = one request at a time); the engine batches whatever arrives together."""
 
-    def __init__(self, client: LlmClient, prompt_file: Path = PROMPTS / "trade_off.txt") -> None:
+    def __init__(self, client: LlmClient, prompt_file: Path = PROMPTS / "trade_off.txt",
+                 max_concurrency: int = 8) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
         self.client = client
         self.template = prompt_file.read_text()
+        self.max_concurrency = max_concurrency
 
     @property
     def usage(self) -> dict:
@@ -166,17 +172,17 @@ class LlmExtractor:
         """(facts, rejected outputs); raises LlmUnavailable when the server cannot be reached."""
         if not candidates:
             return [], []
-        with ThreadPoolExecutor(max_workers=min(16, len(candidates))) as pool:
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(candidates))) as pool:
             results = list(pool.map(lambda c: self._one(c, subject), candidates))
         facts = [fact for fact, _ in results if fact]
         rejected = [bad for _, bad in results if bad]
         return facts, rejected
 
 
-def default_llm_extractor() -> LlmExtractor:
+def default_llm_extractor(max_concurrency: int = 8) -> LlmExtractor:
     """The extractor for settings.LLM_URL / LLM_MODEL; raises LlmUnavailable if it does not answer."""
     from django.conf import settings
 
     client = LlmClient(settings.LLM_URL, settings.LLM_MODEL, settings.LLM_TIMEOUT_S)
     client.check()
-    return LlmExtractor(client)
+    return LlmExtractor(client, max_concurrency=max_concurrency)

@@ -15,12 +15,14 @@ from typing import Protocol
 
 from ontology.extraction.grounding import ground, merge
 from ontology.extraction.improvements import extract_improvements, paper_topic_speedup
-from ontology.extraction.rules import apply_rules
+from ontology.extraction.rules import RULES, apply_rules
+from ontology.extraction.statements import STATEMENT_RULES
 from ontology.extraction.subjects import paper_subject
 from ontology.extraction.text import PdfDocument, sentences
 from ontology.extraction.tradeoffs import TradeOffCandidate, rule_trade_offs, trade_off_candidates
 from ontology.schema import FactValidationError, validate_fact
 from ontology.units import format_number
+from ontology.vocabulary import spec_for
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +56,23 @@ def validated(facts: list[dict], rejected: list[tuple[str, str]]) -> list[dict]:
     return good
 
 
+def unclaimed(headlines: list[dict], stated: list[dict]) -> list[dict]:
+    """Headline numbers that no statement pattern already named: a percentage the patterns tied to its
+    noun phrase ("reduces the KV cache by 93%") is not named again by the nearest metric word."""
+    claimed = {(f["page"], f["value"], f["quote"]) for f in stated if f.get("unit") == "%"}
+    return [f for f in headlines if (f["page"], f["value"], f["quote"]) not in claimed]
+
+
 def export_value(fact: dict) -> str | None:
-    """The FACTS_FORMAT value: the stated text, or the canonical number when units were converted."""
+    """The FACTS_FORMAT value: the stated text, or the canonical number when units were converted or a
+    K/M suffix was multiplied out ("0.2s" -> 200, "2K" tokens -> 2048, "50K" tokens/s -> 50000)."""
     model = validate_fact(fact)
     parsed = model.parsed()
     if parsed.num is None or parsed.low is not None or parsed.items:
         return model.value
-    stated = re.search(r"\d[\d,]*(?:\.\d+)?", parsed.raw)
-    if parsed.unit == "ms" and stated and abs(float(stated.group().replace(",", "")) - parsed.num) > 1e-9:
+    stated = re.search(r"\d[\d,]*(?:\.\d+)?([kKmM](?![a-zA-Z]))?", parsed.raw)
+    converted = stated and abs(float(stated.group().rstrip("kKmM").replace(",", "")) - parsed.num) > 1e-9
+    if converted and (parsed.unit == "ms" or stated.group(1)):
         return format_number(parsed.num)
     return model.value
 
@@ -82,8 +93,8 @@ def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None
                             " ".join(document.page_texts))
     units = sentences(document.page_texts)
     abstract = document.abstract or document.page_texts[0][:3000]
-    raw = apply_rules(units, subject)
-    raw += extract_improvements(units, subject, paper_topic_speedup(abstract))
+    raw = apply_rules(units, subject, RULES + STATEMENT_RULES)
+    raw += unclaimed(extract_improvements(units, subject, paper_topic_speedup(abstract)), raw)
     candidates = trade_off_candidates(units)
     raw += rule_trade_offs(candidates, subject)
     stats: dict = {"sentences": len(units), "trade_off_candidates": len(candidates), "llm_s": 0.0}
@@ -101,6 +112,7 @@ def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None
         log.info("dropped ungrounded fact %s/%s: %s", fact["parameter"], fact.get("value"), reason)
     facts = merge(grounded)
     facts.sort(key=lambda f: (f["page"], f["kind"], f["parameter"]))
+    stats["new_parameters"] = sorted({f["parameter"] for f in facts if spec_for(f["parameter"]) is None})
     stats.update(raw=len(raw), dropped_ungrounded=len(dropped), facts=len(facts),
                  total_s=round(time.perf_counter() - started, 3))
     return ExtractionResult(subject=subject, facts=facts, rejected=rejected, stats=stats)

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ontology.extraction.facts import new_fact
-from ontology.extraction.text import Sentence
+from ontology.extraction.text import Sentence, readable_quote
 from ontology.gpus import vocabulary as gpu_vocabulary
 from ontology.vocabulary import spec_for
 
 N = r"\d[\d,]*(?:\.\d+)?"
+NK = r"\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"  # "50K tokens per second"
 GPU = gpu_vocabulary().pattern(with_brand=True)
 SOFTWARE = {
     "cuda_version": r"CUDA(?:\s+[Tt]oolkit)?",
@@ -49,11 +50,12 @@ class Rule:
     confidence: float = 0.8
     split_list: bool = False
     prose_only: bool = False  # needs a real sentence: in table runs the number may belong to another cell
+    kind: str | None = None  # the fact kind when the parameter has no template (a coined name)
 
 
 def _rule(name: str, pattern: str, parameter, unit=None, confidence=0.8, flags=0, split_list=False,
-          prose_only=False) -> Rule:
-    return Rule(name, re.compile(pattern, flags), parameter, unit, confidence, split_list, prose_only)
+          prose_only=False, kind=None) -> Rule:
+    return Rule(name, re.compile(pattern, flags), parameter, unit, confidence, split_list, prose_only, kind)
 
 
 def looks_like_table(sentence: Sentence) -> bool:
@@ -110,6 +112,11 @@ def _tokens_per_s(match: re.Match[str], sentence: Sentence) -> str | None:
         return "slo_generation_tokens_per_s" if "generat" in text else "slo_prompt_tokens_per_s"
     if re.search(r"optimal|theoretical|peak|upper bound", text):
         return "optimal_throughput_tokens_per_s"
+    near = text[max(0, match.start() - 80) : match.start()]
+    if re.search(r"generat|decod|output", near):
+        return "generation_throughput_tokens_per_s"
+    if re.search(r"prefill|prompt|input", near):
+        return "prefill_throughput_tokens_per_s"
     return "throughput_tokens_per_s"
 
 
@@ -125,8 +132,9 @@ def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence]
 
 RULES: list[Rule] = [
     # hardware
-    _rule("gpu_count", r"(?<![\d.,×x])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:[A-Za-z(][\w()\-]*|\d+\s?GB)\s+){0,4}GPUs\b",
+    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:[A-Za-z(][\w()\-]*|\d+\s?GB)\s+){0,4}GPUs\b",
           "gpu_count", "GPUs", 0.8),
+    _rule("gpu_times", rf"(?<![\w.])(?P<v>\d{{1,4}})\s?[x×]\s?{GPU}", "gpu_count", "GPUs", 0.75),
     _rule("gpu_memory_after", rf"{GPU}(?:[- ]SXM\d?|[- ]PCIe)?[^.;]{{0,25}}?(?<![\d.])(?P<v>\d{{2,3}})\s?GB\b(?!/)",
           "gpu_memory_gb", "GB", 0.8),
     _rule("gpu_memory_before", rf"(?<![\d.])(?P<v>\d{{2,3}})\s?GB\s+{GPU}", "gpu_memory_gb", "GB", 0.8),
@@ -189,7 +197,8 @@ RULES: list[Rule] = [
     # rates and bandwidths
     _rule("bandwidth", rf"(?<![\d.])(?P<v>{N}(?:\s*[*×]\s*{N})?)\s?(?P<u>Gbps|Gb/s|GB/s|TB/s)", _bandwidth, None, 0.7),
     _rule("tflops", rf"(?<![\d.])(?P<v>{N})\s?TFLOP(?:S|s)?(?:/s)?\b", _named("attention_tflops", "attention", "kernel"), "TFLOP/s", 0.6),
-    _rule("tokens_per_s", rf"(?<![\d.])(?P<v>{N}(?:,\s*{N})*(?:,?\s*(?:or|and)\s*{N})?)\s?\(?(?:tokens?|tok)\s?/\s?s(?:ec)?\b", _tokens_per_s, "tokens/s", 0.6),
+    _rule("tokens_per_s", rf"(?<![\d.])(?P<v>{NK}(?:,\s*{NK})*(?:,?\s*(?:or|and)\s*{NK})?)\s?\(?(?:tokens?|tok)\s?"
+          r"(?:/\s?s(?:ec)?\b|per second)", _tokens_per_s, "tokens/s", 0.6),
     _rule("kv_cache_memory", rf"(?<![\d.])(?P<v>{N})\s?GB\b(?!/)", _named("kv_cache_per_request_gb", r"kv[- ]?cache"), "GB", 0.6,
           prose_only=True),
     _rule("memory_freed", rf"\bfrees?\b[^;]{{0,60}}?(?P<v>{N})\s?GB\b", "memory_freed_gb", "GB", 0.6),
@@ -214,12 +223,18 @@ def _values(rule: Rule, text: str) -> Iterator[str]:
         yield text
 
 
-def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
+def _fact_kind(rule: Rule, parameter: str, match: re.Match[str], sentence: Sentence) -> str:
+    spec = spec_for(parameter)
+    default = spec.kind if spec else rule.kind or "constraint"
+    return _kind(default, match, sentence)
+
+
+def apply_rules(sentences: list[Sentence], subject: str, rules: list[Rule] | None = None) -> list[dict]:
     """Every fact the rules find, one per (parameter, value, page); the plainest sentence is its quote."""
     found: dict[tuple[str, str, int], tuple[bool, dict]] = {}
     for sentence in sentences:
         table = looks_like_table(sentence)
-        for rule in RULES:
+        for rule in RULES if rules is None else rules:
             if table and rule.prose_only:
                 continue
             for match in rule.pattern.finditer(sentence.text):
@@ -228,14 +243,16 @@ def apply_rules(sentences: list[Sentence], subject: str) -> list[dict]:
                     continue
                 spec = spec_for(parameter)
                 unit = rule.unit or match.groupdict().get("u") or (spec.unit if spec else None)
-                quote = sentence.quote(match.start(), match.end())
+                quote = readable_quote(sentence, match.start(), match.end())
+                if quote is None:
+                    continue
                 for value in _values(rule, match.group("v").strip()):
                     if re.fullmatch(r"0+", value):
                         continue  # axis ticks and table zeros, never a setting
                     key = (parameter, value.replace(" ", ""), sentence.page)
                     if key in found and (found[key][0] <= table) and len(found[key][1]["quote"]) <= len(quote):
                         continue  # keep the prose sentence, then the shorter one
-                    kind = _kind(spec.kind, match, sentence) if spec else "constraint"
+                    kind = _fact_kind(rule, parameter, match, sentence)
                     found[key] = (table, new_fact(kind, subject, parameter, value=value, unit=unit, page=sentence.page,
                                                   quote=quote, confidence=rule.confidence, extractor="rules"))
     return [fact for _, fact in found.values()]

@@ -84,6 +84,34 @@ class Sentence:
         return self.quote_of(lo, hi).strip()[:limit]
 
 
+_NUMERIC_TOKEN = re.compile(r"[(\[]?[-–+]?[\d.]+[%×x)\]]?[A-Za-z]{0,2}|[-–]")
+
+
+def is_soup(text: str) -> bool:
+    """True for text drawn from figures and table cells (axis ticks, legends, cell runs): four or more
+    bare numbers in a row, or mostly numbers. Such text never becomes a quote; "32, 64 and 128" in
+    prose is a list (commas and words between the numbers), not soup."""
+    tokens = text.split()
+    run = longest = numeric = 0
+    for token in tokens:
+        if _NUMERIC_TOKEN.fullmatch(token):
+            run, numeric = run + 1, numeric + 1
+            longest = max(longest, run)
+        else:
+            run = 0
+    return longest >= 4 or (len(tokens) >= 10 and numeric / len(tokens) > 0.35)
+
+
+def readable_quote(sentence: Sentence, start: int, end: int) -> str | None:
+    """The sentence's quote around [start, end), narrowed until it holds no figure or table text;
+    None when even the few words around the match are soup."""
+    for limit in (MAX_QUOTE, 160, 90, 50, 32):
+        quote = sentence.quote(start, end, limit=limit)
+        if not is_soup(quote):
+            return quote
+    return None
+
+
 def _dehyphenate(text: str) -> tuple[str, list[int]]:
     out: list[str] = []
     offsets: list[int] = []

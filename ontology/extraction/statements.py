@@ -1,0 +1,160 @@
+"""Generic statement patterns: how papers state a quantity, whatever the quantity is called.
+
+Run with the named rules on every sentence. Where a rule in ontology.extraction.rules knows one
+knob ("block size of 16"), these know the shapes every knob and result is stated in, and name the
+quantity afterwards through ontology.extraction.naming:
+  "<noun phrase> size/length/degree/... (is set to|of|=) N [unit]"      -> a knob and its value
+  "reduces <noun phrase> by N%", "N% <noun phrase> reduction"           -> <phrase>_reduction_pct
+  "N-way <kind> parallelism", "<kind> parallelism of N"                 -> <kind>_parallel_size
+  "<Software> vX.Y.Z"                                                   -> <software>_version
+  "FP8/INT4/... precision", "N bits" near KV cache, weights or activations
+  "NB activated (parameters)", "context length of 128K tokens", "TTFT below 200ms"
+No pattern names a paper, a system or a number from a corpus paper.
+"""
+from __future__ import annotations
+
+import re
+
+from ontology.extraction.improvements import metric_named
+from ontology.extraction.naming import name_quantity
+from ontology.extraction.rules import N, Rule, _rule
+from ontology.extraction.text import Sentence
+from ontology.vocabulary import canonical_parameter
+
+NUM = r"\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"
+WORD = r"[A-Za-z][\w-]*"
+# A word of a noun phrase: not a preposition, conjunction or the verb of the statement.
+NPWORD = (r"(?!(?:in|of|for|on|with|by|at|to|from|and|or|while|when|that|which|than|as|is|are|was|were|"
+          r"drops?|falls?|grows?|rises?)\b)[A-Za-z][\w-]*")
+HEADS = (r"size|length|degree|budget|threshold|ratio|window|limit|interval|factor|rank|dimension|width|"
+         r"depth|count|capacity|timeout|period|fraction|percentage|watermark")
+PCT = rf"{N}\s?%?\s?(?:-|–|to)\s?{N}\s?%|{N}\s?%"  # "29-69%", "10% to 20%", "93.3%"
+UNITS = r"tokens?|ms|s|seconds?|GB|MB|KB|GiB|MiB|%|bits?|requests?|layers?|heads?|experts?|steps?|epochs?"
+# A noun phrase of up to four words ending in a head noun; "the"/"a" are left out of the phrase.
+KNOB_NP = rf"(?P<np>(?:{WORD}\s+){{0,3}}?(?:{HEADS}))"
+CONNECT = (r"\s*(?:\([^)]{0,16}\)\s*)?(?:[a-z]\s*,\s*)?(?:of|=|:|is set to|are set to|set to|is fixed (?:at|to)|"
+           r"fixed at|equals?|is|are|was|were|to|as|defaults? to)?\s*(?:commonly |typically |usually |only |about )?")
+_NOT_A_KNOB = re.compile(r"^(?:sequence|context|prompt|input|output|request) length$|^batch size$|^block size$|"
+                         r"^chunk size$|^page size$|^window size$|^model size$", re.IGNORECASE)
+
+
+def _knob_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    phrase = re.sub(r"^(?:the|a|an|our|its|their|each|this)\s+", "", match.group("np"), flags=re.IGNORECASE)
+    if _NOT_A_KNOB.match(phrase) or len(phrase) < 4:
+        return None  # the named rules state these with their own conditions
+    if re.search(r"\b(?:figure|table|section|equation|appendix)\b", phrase, re.IGNORECASE):
+        return None
+    name = name_quantity(phrase)
+    return name.parameter if name else None
+
+
+def _change_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    """The metric a percentage change is about: a catalogue metric the words name ("more requests",
+    "inference cost"), else the longest tail of the noun phrase the vocabulary knows, else a name
+    coined from the whole phrase ("KV cache" -> kv_cache_reduction_pct)."""
+    phrase = re.sub(r"^(?:the|a|an|our|its|their)\s+", "", match.group("np").strip(), flags=re.IGNORECASE)
+    if not phrase or re.search(r"\b(?:figure|table|section|error|accuracy|loss)\b", phrase, re.IGNORECASE):
+        return None
+    verb = match.group("dir").lower()
+    direction = ("saving" if verb.startswith("sav") else
+                 "increase" if re.match(r"increas|improv|boost|rais|higher|more|grow|ris|gain", verb) else "reduction")
+    named = metric_named(f"{verb} {phrase} {direction}".lower())
+    if named:
+        return named
+    words = phrase.split()
+    for start in range(1, len(words)):
+        tail = name_quantity(f"{' '.join(words[start:])} {direction}", "_pct", use_embedding=False)
+        if tail and tail.how == "vocabulary":
+            return tail.parameter
+    name = name_quantity(f"{phrase} {direction}", "_pct")
+    return name.parameter if name else None
+
+
+def _parallel_name(match: re.Match[str], sentence: Sentence) -> str:
+    return canonical_parameter(f"{match.group('kind').lower()}_parallel_size")
+
+
+def _version_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    software = match.group("name")
+    if re.fullmatch(r"[A-Z]?\d.*|Version|Release|Table|Figure|Section|Appendix", software):
+        return None
+    name = name_quantity(software, "_version", use_embedding=False)
+    return name.parameter if name else None
+
+
+def _precision_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    near = sentence.text[max(0, match.start() - 80) : match.end() + 60].lower()
+    if not re.search(r"precision|quantiz|format|convert|dtype|data type|store|storage|comput|weights?|"
+                     r"activation|kv[- ]?cache", near):
+        return None
+    return _nearest_cue(sentence, match, (("kv_cache_dtype", r"kv[- ]?cache|key-value"),
+                                          ("activation_dtype", r"activation"),
+                                          ("weight_dtype", r"weights?\b|parameters"))) or "dtype"
+
+
+def _nearest_cue(sentence: Sentence, match: re.Match[str], cues) -> str | None:
+    """The name whose cue words are closest to the match (80 characters before, 60 after)."""
+    best: tuple[int, str] | None = None
+    lo = max(0, match.start() - 80)
+    window = sentence.text[lo : match.end() + 60].lower()
+    for name, pattern in cues:
+        for cue in re.finditer(pattern, window):
+            start, end = cue.start() + lo, cue.end() + lo
+            distance = match.start() - end if end <= match.start() else start - match.end()
+            if distance >= 0 and (best is None or distance < best[0]):
+                best = (distance, name)
+    return best[1] if best else None
+
+
+def _bits_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    return _nearest_cue(sentence, match, (("kv_cache_bits", r"kv[- ]?cache|key-value|\bkeys?\b"),
+                                          ("activation_bits", r"activation"),
+                                          ("weight_bits", r"weights?\b|parameters")))
+
+
+def _slo_name(match: re.Match[str], sentence: Sentence) -> str:
+    metric = match.group("m").lower()
+    return "slo_ttft_ms" if metric in {"ttft", "time to first token", "time-to-first-token"} else "slo_tpot_ms"
+
+
+def _length_name(match: re.Match[str], sentence: Sentence) -> str:
+    return "max_input_len" if match.group("what").lower() in {"prompt", "input"} else "max_seq_len"
+
+
+STATEMENT_RULES: list[Rule] = [
+    _rule("knob_statement", rf"\b{KNOB_NP}{CONNECT}(?P<v>{NUM})(?:\s*(?P<u>{UNITS})\b)?(?![\d.]|\s?[×x%])",
+          _knob_name, None, 0.55, re.IGNORECASE, prose_only=True, kind="parameter"),
+    _rule("change_by", rf"\b(?P<dir>reduc|lower|cut|decreas|sav|improv|increas|boost|rais)\w*\s+(?:the\s+|its\s+|their\s+)?"
+          rf"(?P<np>(?:{NPWORD}\s+){{0,3}}?{NPWORD})\s+by\s+(?:up to\s+|about\s+|over\s+|roughly\s+|nearly\s+)?"
+          rf"(?P<v>{PCT})", _change_name, "%", 0.6, re.IGNORECASE),
+    _rule("changes_by", rf"\b(?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})\s+(?:is\s+|was\s+|are\s+)?(?P<dir>decreas|reduc|drop|fall|fell|"
+          rf"increas|improv|grow|grew|ris|rose)\w*\s+by\s+(?:up to\s+|about\s+|over\s+)?(?P<v>{N}\s?%)",
+          _change_name, "%", 0.6, re.IGNORECASE),
+    _rule("pct_noun_change", rf"(?<![\d.])(?P<v>{PCT})\s+(?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})\s+"
+          rf"(?P<dir>reduction|decrease|improvement|increase|saving|savings|gain)s?\b", _change_name, "%", 0.6,
+          re.IGNORECASE),
+    _rule("pct_comparative", rf"(?<![\d.])(?P<v>{N}\s?%)\s+(?P<dir>lower|higher|less|more|fewer|smaller)\s+"
+          rf"(?P<np>(?:{NPWORD}\s+){{0,1}}?{NPWORD})", _change_name, "%", 0.55, re.IGNORECASE),
+    _rule("parallel_way", r"(?<![\d.])(?P<v>\d{1,3})[\s-]*way\s+(?:[\w-]+\s+){0,2}?(?P<kind>tensor|pipeline|expert|data|"
+          r"sequence|context)[\s-]*parallel(?:ism)?", _parallel_name, None, 0.75, re.IGNORECASE, kind="parameter"),
+    _rule("parallel_of", r"\b(?P<kind>expert|data|sequence|context)[\s-]*parallel(?:ism)?\s*(?:size|degree)?\s*"
+          r"(?:of|=|is|:|to)\s*(?P<v>\d{1,3})\b(?![\d.])", _parallel_name, None, 0.7, re.IGNORECASE, kind="parameter"),
+    _rule("software_version", r"\b(?P<name>[A-Z][\w+.]*(?:-[A-Za-z][\w+]*)*)\s+(?:v|version\s+)(?P<v>\d+\.\d+(?:\.\d+)?)\b",
+          _version_name, None, 0.8),
+    _rule("precision", r"\b(?P<v>FP8|FP16|BF16|FP32|FP4|INT8|INT4|NF4|fp8|fp16|bf16|f16|fp32|int8|int4)\b",
+          _precision_name, None, 0.55, prose_only=True, kind="parameter"),
+    _rule("bits", r"(?<![\d.])(?P<v>\d{1,2})[\s-]?bits?\b", _bits_name, "bits", 0.6, prose_only=True, kind="parameter"),
+    _rule("activated_params", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)\s?B\s+(?:parameters\s+)?(?:are\s+|is\s+)?activated",
+          "activated_params_b", "B params", 0.7),
+    _rule("activated_params_after", r"\bactivated\s+param\w*\s+(?:of\s+)?(?:only\s+)?(?P<v>\d+(?:\.\d+)?)\s?B\b",
+          "activated_params_b", "B params", 0.7),
+    _rule("length_of", r"\b(?P<what>context|sequence|request|prompt|input)\s+(?:length|window)s?\s+(?:of|to|up to|is)\s+"
+          r"(?:up to\s+)?(?P<v>\d[\d,]*[Kk]?)\s*tokens", _length_name, "tokens", 0.7, re.IGNORECASE),
+    _rule("slo_compare", rf"\b(?P<m>TTFT|TBT|TPOT|ITL|time to first token|time between tokens|inter-token latency)"
+          rf"(?:\s+P\d{{2,3}})?\s*(?:<|≤|<=|below|under|within|of at most|at most|less than)\s*(?P<v>{N}\s?(?:ms|s))\b",
+          _slo_name, "ms", 0.7, re.IGNORECASE),
+    _rule("tokens_per_iteration", rf"(?<![\d.])(?P<v>{NUM}(?:\s*,\s*{NUM})*(?:,?\s*(?:and|or)\s*{NUM})?)\s+tokens per "
+          r"(?:iteration|batch|step|forward pass)", "chunk_size", "tokens", 0.6, re.IGNORECASE, split_list=True,
+          kind="parameter"),
+    _rule("gpus_set", r"\bnumber of GPUs\b[^.;]{0,40}?(?:is set to|is|of|=)\s*(?P<v>\d{1,5})\b", "gpu_count", "GPUs", 0.7),
+]
