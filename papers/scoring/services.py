@@ -56,10 +56,11 @@ def score_paper(paper: Paper, now: datetime | None = None, facts: Iterable[Any] 
     return row, True
 
 
-def score_all(now: datetime | None = None) -> dict[str, int]:
-    """Rescore every paper; one paper's failure is recorded and does not stop the others."""
+def score_all(now: datetime | None = None, papers: Iterable[Paper] | None = None) -> dict[str, int]:
+    """Rescore `papers` (every paper by default; a command passes them under a progress bar); one
+    paper's failure is recorded and does not stop the others."""
     counts = {"changed": 0, "unchanged": 0, "failed": 0}
-    for paper in Paper.objects.order_by("id").iterator():
+    for paper in Paper.objects.order_by("id").iterator() if papers is None else papers:
         try:
             _, changed = score_paper(paper, now)
         except Exception as exc:  # recorded per paper so one bad row never blocks the rest

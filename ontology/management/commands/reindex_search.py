@@ -1,13 +1,15 @@
 """`python manage.py reindex_search [ARXIV_ID ...]`: rebuild search documents (all papers by default).
 
-For operators after the document text format or the embedding model changes; facts themselves
-are not touched.
+For operators after the document text format or the embedding model changes (every store path
+indexes what it stores, so it is not needed after ingesting); facts themselves are not touched.
+Shows a progress bar on a terminal.
 """
 from __future__ import annotations
 
 from django.apps import apps
 from django.core.management.base import BaseCommand
 
+from infrawiki.progress import progress
 from ontology.models import Fact
 from ontology.search_index import index_facts, index_paper
 
@@ -22,7 +24,9 @@ class Command(BaseCommand):
         papers = apps.get_model("papers", "Paper").objects.order_by("arxiv_id")
         if arxiv_ids:
             papers = papers.filter(arxiv_id__in=arxiv_ids)
-        for paper in papers:
+        bar = progress(list(papers), "reindex")
+        for paper in bar:
+            bar.note(paper.arxiv_id)
             facts = index_facts(list(Fact.objects.filter(paper=paper).exclude(status=Fact.Status.REJECTED)))
             docs = index_paper(paper)
-            self.stdout.write(f"{paper.arxiv_id}: {facts} facts, {docs} paper/section documents")
+            bar.say(self.stdout, f"{paper.arxiv_id}: {facts} facts, {docs} paper/section documents")

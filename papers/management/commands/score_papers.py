@@ -1,4 +1,5 @@
-"""`manage.py score_papers [--paper ARXIV_ID ...]`: recompute the scorecards (all papers by default).
+"""`manage.py score_papers [--paper ARXIV_ID ...]`: recompute the scorecards (all papers by default,
+under a progress bar on a terminal).
 
 Run after changing scoring rules or settings, or to refresh time-dependent judgements (recent
 commits, "too fresh"); a paper whose inputs did not change keeps its latest Score row.
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from infrawiki.progress import progress
 from papers.models import Paper
 from papers.scoring.services import score_all, score_paper
 
@@ -19,7 +21,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         if not options["paper"]:
-            counts = score_all()
+            counts = score_all(papers=progress(Paper.objects.order_by("id").iterator(), "score",
+                                               total=Paper.objects.count()))
             self.stdout.write(f"scored {sum(counts.values())} papers: {counts['changed']} changed, "
                               f"{counts['unchanged']} unchanged, {counts['failed']} failed")
             if counts["failed"]:

@@ -1,0 +1,88 @@
+"""Bringing one's own papers: a person's PDFs (files or folders) stored, extracted and searchable.
+
+Used by `import_pdfs` and the upload form. Each PDF goes through the same steps as the pipeline:
+identity (papers.services.identity: stamp, file name, title), one parse stored as pages, sections
+and tables (indexed), then extraction of the stored pages. A file already stored (same sha256) is
+skipped; a bad file is reported with its reason and the others carry on.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
+from ontology.extraction.pipeline import TradeOffExtractor
+from papers.models import Paper
+from papers.pdf import PdfError
+from papers.services.extraction import ExtractionFailed, extract_paper
+from papers.services.pdfs import StorageError, ingest_pdf_file
+
+
+@dataclass
+class Imported:
+    """The outcome for one file: `status` is "stored", "duplicate" or "failed"."""
+
+    path: Path
+    status: str
+    arxiv_id: str = ""
+    facts: int = 0
+    reason: str = ""
+
+    def line(self) -> str:
+        if self.status == "failed":
+            return f"{self.path}: failed — {self.reason}"
+        if self.status == "duplicate":
+            return f"{self.path}: already stored as {self.arxiv_id}, skipped"
+        return f"{self.path}: stored as {self.arxiv_id}, {self.facts} facts" + (f" ({self.reason})" if self.reason else "")
+
+
+def pdf_files(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
+    """(files to import, paths that do not exist): a folder yields its *.pdf files, recursively, in
+    name order; a file named directly is taken whatever its name (the parse says if it is no PDF)."""
+    files: list[Path] = []
+    missing: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(path)
+    unique = list(dict.fromkeys(p.resolve() for p in files))
+    return unique, missing
+
+
+def available_llm() -> TradeOffExtractor | None:
+    """The LLM extractor when its server answers, else None (rules alone)."""
+    try:
+        return default_llm_extractor()
+    except LlmUnavailable:
+        return None
+
+
+def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None = None) -> Imported:
+    """Store and extract one PDF; never raises for a bad file (the outcome says what happened)."""
+    try:
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return Imported(path, "failed", reason=f"cannot read it: {exc.strerror or exc}")
+    stored = Paper.objects.filter(pdf_sha256=sha).first()
+    if stored is not None:
+        return Imported(path, "duplicate", stored.arxiv_id)
+    try:
+        ingested = ingest_pdf_file(path, file_name=file_name)
+    except (PdfError, StorageError) as exc:
+        return Imported(path, "failed", reason=exc.reason)
+    paper = ingested.paper
+    note = f"conflict: {ingested.identity.reason}" if ingested.identity and ingested.identity.conflict else ""
+    try:
+        try:
+            run = extract_paper(paper.pk, llm=llm, use_llm=llm is not None)
+        except LlmUnavailable:
+            run = extract_paper(paper.pk, use_llm=False)
+            note = "; ".join(filter(None, [note, "LLM server went away, rule extractors only"]))
+    except ExtractionFailed as exc:
+        return Imported(path, "failed", paper.arxiv_id, reason=f"stored, but extraction failed: {exc}")
+    return Imported(path, "stored", paper.arxiv_id, run.facts_created + run.facts_updated + run.facts_kept, note)

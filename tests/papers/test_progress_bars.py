@@ -1,0 +1,58 @@
+"""Long commands draw a progress bar on a terminal, and stay plain lines in pipes and logs."""
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import struct
+import sys
+import termios
+
+import pytest
+from django.core.management import call_command
+
+from papers.models import Paper
+
+
+@pytest.fixture
+def terminal():
+    """A real pseudo-terminal: yields (its file, a function returning what was drawn on it). The test
+    itself swaps it in as sys.stderr (pytest's capture resets sys.stderr after fixtures run)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
+    tty = os.fdopen(slave, "w")
+
+    def drawn() -> str:
+        tty.flush()
+        os.set_blocking(master, False)
+        chunks = []
+        while True:
+            try:
+                chunks.append(os.read(master, 65536))
+            except BlockingIOError:
+                return b"".join(chunks).decode("utf-8", "replace")
+
+    yield tty, drawn
+    tty.close()
+    os.close(master)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("command", "label"), [(["score_papers"], "score"), (["reindex_search"], "reindex")])
+def test_a_long_command_draws_a_bar_on_a_terminal(terminal, monkeypatch, command, label) -> None:
+    tty, drawn = terminal
+    monkeypatch.setattr(sys, "stderr", tty)
+    for n in range(3):
+        Paper.objects.create(arxiv_id=f"2401.0000{n}", title=f"Paper {n}", abstract="KV cache paging")
+    call_command(*command, stdout=io.StringIO())
+    bar = drawn()
+    assert f"{label}: 100%" in bar and "3/3" in bar
+
+
+@pytest.mark.django_db
+def test_without_a_terminal_there_is_no_bar_only_lines(capsys) -> None:
+    Paper.objects.create(arxiv_id="2401.00001", title="Paper", abstract="KV cache paging")
+    call_command("reindex_search")
+    captured = capsys.readouterr()
+    assert "2401.00001: 0 facts" in captured.out and "%" not in captured.err
