@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from advisor.profiles import engine_names, profile
 from advisor.request import openapi_schema
@@ -99,3 +100,19 @@ class FactEditForm(forms.Form):
     def changes(self) -> dict[str, Any]:
         """Edited fields only (the note is not a field of the fact)."""
         return {k: v for k, v in self.cleaned_data.items() if k != "note"}
+
+
+class PdfUploadForm(forms.Form):
+    """An editor's PDF for papers.services.imports; the size cap is the download cap (PDF_MAX_BYTES)."""
+
+    pdf = forms.FileField(label="PDF file", help_text="A paper as a PDF with a text layer.")
+
+    def clean_pdf(self):
+        upload = self.cleaned_data["pdf"]
+        if upload.size > settings.PDF_MAX_BYTES:
+            raise forms.ValidationError(
+                f"The file is {upload.size:,} bytes; the limit is {settings.PDF_MAX_BYTES:,} (PDF_MAX_BYTES).")
+        if not upload.read(1024).lstrip().startswith(b"%PDF-"):
+            raise forms.ValidationError("This is not a PDF (it does not start with %PDF-).")
+        upload.seek(0)
+        return upload

@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from frontend.views import account, advisor, dashboard, login, papers, review, search, wiki
+from frontend.views import account, advisor, dashboard, login, papers, review, search, upload, wiki
 from papers import arxiv_ids
 
 app_name = "frontend"
@@ -12,6 +12,7 @@ urlpatterns = [
     path("papers/", papers.paper_list, name="paper-list"),
     re_path(rf"^papers/(?P<arxiv_id>{arxiv_ids.URL_PATTERN})/$", papers.paper_page, name="paper"),
     path("search/", search.search, name="search"),
+    path("upload/", upload.upload_pdf, name="upload"),
     path("review/", review.review_queue, name="review"),
     path("facts/<int:fact_id>/", review.fact_page, name="fact"),
     re_path(r"^facts/(?P<fact_id>\d+)/(?P<action>verify|reject)/$", review.review_fact, name="fact-review"),

@@ -62,8 +62,10 @@ def available_llm() -> TradeOffExtractor | None:
         return None
 
 
-def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None = None) -> Imported:
-    """Store and extract one PDF; never raises for a bad file (the outcome says what happened)."""
+def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None = None,
+               extract: bool = True) -> Imported:
+    """Store and (unless `extract` is False: the caller queues it) extract one PDF; never raises for a
+    bad file (the outcome says what happened). `file_name` is the name a person gave the file."""
     try:
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
@@ -77,6 +79,8 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
         return Imported(path, "failed", reason=exc.reason)
     paper = ingested.paper
     note = f"conflict: {ingested.identity.reason}" if ingested.identity and ingested.identity.conflict else ""
+    if not extract:
+        return Imported(path, "stored", paper.arxiv_id, reason=note)
     try:
         try:
             run = extract_paper(paper.pk, llm=llm, use_llm=llm is not None)

@@ -1,0 +1,67 @@
+"""/upload/: an editor brings a paper as a PDF from the browser.
+
+The same service as `import_pdfs` (papers.services.imports): identified, stored once by sha256,
+parsed and searchable before the page answers; its extraction is queued on the `extract` queue so
+a slow LLM never holds the web request. Anonymous users are sent to log in; others get 403.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from kombu.exceptions import OperationalError as BrokerUnavailable
+
+from frontend.forms import PdfUploadForm
+from infrawiki.permissions import is_editor
+from papers.services.imports import import_pdf
+
+
+def _queue_extraction(arxiv_id: str) -> bool:
+    """Queue the stored paper's extraction; False when the broker cannot be reached."""
+    from papers.models import Paper
+    from papers.tasks import extract_paper_task
+
+    try:
+        extract_paper_task.delay(Paper.objects.values_list("pk", flat=True).get(arxiv_id=arxiv_id))
+    except BrokerUnavailable:
+        return False
+    return True
+
+
+@login_required
+def upload_pdf(request: HttpRequest) -> HttpResponse:
+    if not is_editor(request.user):
+        raise PermissionDenied("Only editors can upload papers.")
+    form = PdfUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["pdf"]
+        spool = Path(settings.DATA_DIR) / "uploads"
+        spool.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=spool, suffix=".pdf") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+            handle.flush()
+            outcome = import_pdf(Path(handle.name), llm=None, file_name=upload.name, extract=False)
+        if outcome.status == "failed":
+            form.add_error("pdf", outcome.reason)
+        elif outcome.status == "duplicate":
+            messages.info(request, f"{upload.name} is already stored as {outcome.arxiv_id}.")
+            return redirect("frontend:paper", arxiv_id=outcome.arxiv_id)
+        else:
+            queued = _queue_extraction(outcome.arxiv_id)
+            note = (" Its facts are being extracted." if queued else
+                    " Extraction could not be queued (is the worker running?); run `manage.py extract_papers "
+                    f"{outcome.arxiv_id}`.")
+            if outcome.reason:
+                messages.warning(request, outcome.reason)
+            messages.success(request, f"{upload.name} stored as {outcome.arxiv_id} and searchable.{note}")
+            return redirect("frontend:paper", arxiv_id=outcome.arxiv_id)
+    return render(request, "frontend/upload.html", {"form": form, "max_mb": settings.PDF_MAX_BYTES // 2**20},
+                  status=400 if form.errors else 200)
+

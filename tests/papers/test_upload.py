@@ -1,0 +1,58 @@
+"""/upload/: editors bring a PDF from the browser (the import_pdfs service); others cannot."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from infrawiki.permissions import EDITORS_GROUP
+from papers.models import Paper
+from tests.papers.pdfs import SERVING_TEXT, text_pdf
+
+
+@pytest.fixture
+def editor(db) -> Client:
+    user = User.objects.create_user("editor", password="pw-editor-1")
+    user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def pdf_bytes(tmp_path) -> bytes:
+    return text_pdf(tmp_path / "2401.00021.pdf", SERVING_TEXT, title="Sys: fast serving").read_bytes()
+
+
+def test_anonymous_users_are_sent_to_log_in_and_outsiders_refused(db, pdf_bytes) -> None:
+    response = Client().post("/upload/", {"pdf": SimpleUploadedFile("a.pdf", pdf_bytes)})
+    assert response.status_code == 302 and "/login/" in response["Location"]
+    outsider = Client()
+    outsider.force_login(User.objects.create_user("outsider", password="pw-outsider-1"))
+    assert outsider.get("/upload/").status_code == 403
+    assert outsider.post("/upload/", {"pdf": SimpleUploadedFile("a.pdf", pdf_bytes)}).status_code == 403
+    assert not Paper.objects.exists()
+
+
+def test_an_editors_pdf_is_stored_searchable_and_queued_for_extraction(editor, pdf_bytes, data_dir,
+                                                                        memory_broker) -> None:
+    assert editor.get("/upload/").status_code == 200
+    response = editor.post("/upload/", {"pdf": SimpleUploadedFile("2401.00021.pdf", pdf_bytes)})
+    assert response.status_code == 302 and response["Location"] == "/papers/2401.00021/"
+    paper = Paper.objects.get(arxiv_id="2401.00021")
+    assert paper.status == Paper.Status.PARSED and paper.pages.count() == 1
+    with memory_broker.connection_for_write() as conn:
+        assert conn.SimpleQueue("extract").get(block=False).headers["task"] == "papers.tasks.extract_paper_task"
+    assert not list((data_dir / "uploads").iterdir())  # the spooled upload is gone
+    again = editor.post("/upload/", {"pdf": SimpleUploadedFile("copy.pdf", pdf_bytes)})
+    assert again["Location"] == "/papers/2401.00021/" and Paper.objects.count() == 1
+
+
+def test_a_non_pdf_and_an_oversized_file_are_refused_with_the_reason(editor, data_dir, settings) -> None:
+    response = editor.post("/upload/", {"pdf": SimpleUploadedFile("a.pdf", b"<html>captcha</html>")})
+    assert response.status_code == 400 and "not a PDF" in response.content.decode()
+    settings.PDF_MAX_BYTES = 2048
+    response = editor.post("/upload/", {"pdf": SimpleUploadedFile("big.pdf", b"%PDF-1.4\n" + b"0" * 4096)})
+    assert response.status_code == 400 and "the limit is 2,048" in response.content.decode()
+    assert not Paper.objects.exists()
