@@ -1,12 +1,14 @@
-"""Model shapes: catalog lookup by Hugging Face id, pre-quantized variants, and unknown ids.
+"""Model shapes: catalog lookup by Hugging Face id, pre-quantized variants, and specs from Hub configs.
 
 Runs on every recommendation. Parameter counts are computed from the config shape (attention,
 MLP or experts, embeddings) so that sizing follows the checkpoint rather than a rounded marketing
-number; cards that state counts (MLA models) override. An unknown id is sized from the parameter
-count in its name, borrowing the layout of the nearest catalog model, and the answer says so.
+number; cards that state counts (MLA models) and safetensors metadata from the Hub override. A model
+is never sized from the parameter count in its name: an id the catalog lacks is read from the Hub
+(`advisor.hub`), and a renamed checkpoint of a catalog model borrows that model's shape with a warning.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -159,50 +161,91 @@ def _from_entry(mid: str, requested: str) -> ModelSpec:
     return _spec(entry, id=requested)
 
 
-def _size_from_name(model_id: str) -> tuple[float, float] | None:
-    name = model_id.split("/")[-1]
-    moe = re.search(r"(\d+)x(\d+(?:\.\d+)?)[bB]", name)
-    if moe:
-        total = int(moe.group(1)) * float(moe.group(2)) * 1e9
-        return total, total
-    size = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])", name)
-    if not size:
-        return None
-    total = float(size.group(1)) * (1e9 if size.group(2) in "bB" else 1e6)
-    active = re.search(r"[aA](\d+(?:\.\d+)?)[bB]", name)
-    return total, (float(active.group(1)) * 1e9 if active else total)
+def catalog_model(model_id: str) -> ModelSpec | None:
+    """The catalog's spec for exactly this id (or one of its aliases)."""
+    key = model_id.strip().lower()
+    return _from_entry(_aliases()[key], model_id.strip()) if key in _aliases() else None
 
 
-def _nearest_dense(total: float) -> dict[str, Any]:
-    dense = [e for e in _entries().values() if "base" not in e and "intermediate" in e and not e.get("experts")]
-    return min(dense, key=lambda e: abs(_count(e)[0] - total))
+def derived_model(model_id: str) -> tuple[ModelSpec | None, list[str]]:
+    """A renamed or re-quantized checkpoint of a catalog model, by its name tokens, with the warning
+    that says whose shape it borrows; (None, []) when no catalog model matches."""
+    quant = _quant_marker(model_id)
+    base = _base_by_name(model_id)
+    if not base:
+        return None, []
+    spec = _from_entry(base, model_id.strip())
+    warnings = [f"'{model_id}' is not in the catalog; using the shape of {base} ({spec.source})."]
+    if quant:
+        spec = replace(spec, quantization=quant[0], weight_bits=float(quant[1]), base_id=base)
+        warnings.append(f"the name marks a pre-quantized checkpoint ({quant[0]}, ~{quant[1]:g}-bit weights)")
+    return spec, warnings
 
 
 def resolve_model(model_id: str) -> tuple[ModelSpec | None, list[str]]:
-    """The spec for a Hugging Face id plus warnings; (None, []) when not even a size can be read."""
-    key = model_id.strip().lower()
-    if key in _aliases():
-        return _from_entry(_aliases()[key], model_id.strip()), []
-    quant = _quant_marker(model_id)
-    base = _base_by_name(model_id)
-    if base:
-        spec = _from_entry(base, model_id.strip())
-        warnings = [f"'{model_id}' is not in the catalog; using the shape of {base} ({spec.source})."]
-        if quant:
-            spec = replace(spec, quantization=quant[0], weight_bits=float(quant[1]), base_id=base)
-            warnings.append(f"the name marks a pre-quantized checkpoint ({quant[0]}, ~{quant[1]:g}-bit weights)")
-        return spec, warnings
-    sized = _size_from_name(model_id)
-    if not sized:
-        return None, []
-    total, active = sized
-    proxy = _nearest_dense(total)
-    p_total, _, p_embed = _count(proxy)
-    spec = _spec(proxy, id=model_id.strip(), params_total=total, params_active=active,
-                 embedding_params=p_embed * min(1.0, total / p_total), estimated=True, source=proxy["source"],
-                 catalog_id=None, architecture="unknown", special=())  # the proxy's model-specific rules do not apply
+    """The catalog's spec for a Hugging Face id (exact, else a derived checkpoint) plus warnings."""
+    exact = catalog_model(model_id)
+    return (exact, []) if exact is not None else derived_model(model_id)
+
+
+def closest_model_ids(model_id: str, limit: int = 5) -> list[str]:
+    """Catalog ids that look most like what the user typed (for the error hint)."""
+    ids = [e["id"] for e in _entries().values() if "base" not in e]
+    by_lower = {i.lower(): i for i in ids}
+    return [by_lower[m] for m in difflib.get_close_matches(model_id.strip().lower()[:200], list(by_lower), n=limit, cutoff=0.0)]
+
+
+def _first(config: dict[str, Any], *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if config.get(key) is not None:
+            return config[key]
+    return default
+
+
+HUB_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
+FLOAT_STORAGE = {"BF16", "F16", "F32"}
+
+
+def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str, int], source: str) -> tuple[ModelSpec, list[str]]:
+    """A ModelSpec from a Hub config.json and safetensors parameter counts (see advisor.hub).
+
+    The parameter count is the safetensors total when the weights are stored as floats; for packed
+    quantized weights (or no metadata) it is computed from the config's shape, and the answer says so."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    hidden = int(_first(text, "hidden_size", "n_embd", "d_model"))
+    heads = int(_first(text, "num_attention_heads", "n_head"))
+    experts = int(_first(text, "num_experts", "n_routed_experts", "num_local_experts", default=0) or 0)
+    entry: dict[str, Any] = {
+        "id": repo_id, "architecture": (config.get("architectures") or ["unknown"])[0],
+        "layers": int(_first(text, "num_hidden_layers", "n_layer")), "hidden": hidden, "heads": heads,
+        "kv_heads": int(_first(text, "num_key_value_heads", default=heads)),
+        "head_dim": int(_first(text, "head_dim", default=hidden // heads)),
+        "intermediate": int(_first(text, "moe_intermediate_size", "intermediate_size") if experts else _first(text, "intermediate_size", "ffn_dim")),
+        "vocab": int(_first(text, "vocab_size")), "max_context": int(_first(text, "max_position_embeddings", "max_seq_len", default=4096)),
+        "dtype": HUB_DTYPES.get(str(_first(config, "torch_dtype", "dtype", default="bfloat16")), "bfloat16"),
+        "source": source, "tied_embeddings": bool(_first(config, "tie_word_embeddings", default=False)),
+    }
+    if experts:
+        entry.update(experts=experts, experts_per_token=int(_first(text, "num_experts_per_tok", "top_k", default=1)))
+        shared = _first(text, "shared_expert_intermediate_size")
+        if shared:
+            entry["shared_expert_intermediate"] = int(shared)
+    for key, name in (("kv_lora_rank", "kv_lora_rank"), ("qk_rope_head_dim", "qk_rope_head_dim")):
+        if text.get(name):
+            entry[key] = int(text[name])
+    special = [k for k in ("attn_logit_softcapping",) if text.get(k)]
+    if special:
+        entry["special"] = special
+    quant = config.get("quantization_config") if isinstance(config.get("quantization_config"), dict) else None
+    notes = [f"'{repo_id}' is not in the catalog: its shape is read from the Hugging Face Hub ({source})"]
     if quant:
-        spec = replace(spec, quantization=quant[0], weight_bits=float(quant[1]))
-    warnings = [f"'{model_id}' is not in the catalog: sized from the {total / 1e9:g}B parameters in its name, "
-                f"with the layer layout of {proxy['id']}; check the real config.json before relying on the numbers."]
-    return spec, warnings
+        method = str(quant.get("quant_method", "unknown")).lower()
+        bits = float(quant.get("bits") or quant.get("w_bit") or (8 if "fp8" in method else 4))
+        entry.update(quantization=method, weight_bits=bits)
+    stored = sum(parameters.values())
+    if stored and set(parameters) <= FLOAT_STORAGE and not experts:
+        entry["params_b"] = {"total": stored / 1e9, "active": stored / 1e9}
+    else:
+        why = "the weights are stored packed" if stored else "the repo publishes no safetensors metadata"
+        notes.append(f"parameter count computed from config.json's shape because {why}")
+    return _spec(entry, catalog_id=None), notes

@@ -12,8 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from advisor import hub
 from advisor.catalog import Gpu, closest_gpu_names, resolve_gpu
-from advisor.model_specs import ModelSpec, resolve_model
+from advisor.model_specs import ModelSpec, catalog_model, closest_model_ids, derived_model, spec_from_config
 from advisor.profiles import engine_id, engine_names, profile
 from advisor.request import DEFAULT_WORKLOAD, AdviceRequest, FlagsIn, SlaIn, WorkloadIn
 
@@ -160,12 +161,27 @@ def _gpu(name: str) -> Gpu:
 
 
 def _model(model_id: str) -> tuple[ModelSpec, list[str]]:
-    spec, warnings = resolve_model(model_id)
-    if spec is None:
-        raise AdvisorInputError(
-            f"unknown model '{model_id}' and no parameter count in its name",
-            "use a Hugging Face id from the catalog, or one whose name carries its size (e.g. 'org/Name-13B')")
-    return spec, warnings
+    """The catalog's spec, else the Hugging Face Hub's (cached), else a derived catalog checkpoint."""
+    exact = catalog_model(model_id)
+    if exact is not None:
+        return exact, []
+    try:
+        card = hub.model_card(model_id)
+    except hub.HubUnavailable as exc:
+        derived, warnings = derived_model(model_id)
+        if derived is not None:
+            return derived, [*warnings, f"{exc.detail}: the shape is borrowed, not read"]
+        hint = "closest known ids: " + ", ".join(closest_model_ids(model_id))
+        if exc.reason == "gated":
+            hint = "set HF_TOKEN to a token with access to the repo, or use one of the " + hint
+        elif exc.reason == "offline":
+            hint = "set HF_ENDPOINT to a reachable Hub or mirror, or use one of the " + hint
+        raise AdvisorInputError(f"unknown model '{model_id}': it is not in the catalog and {exc.detail}", hint) from None
+    try:
+        return spec_from_config(model_id, card.config, card.parameters, card.source)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise AdvisorInputError(f"the config.json of '{model_id}' lacks what sizing needs ({exc})",
+                                "closest known ids: " + ", ".join(closest_model_ids(model_id))) from None
 
 
 def _engine(name: str | None, version: str | None) -> tuple[str | None, str | None, list[str]]:

@@ -79,17 +79,15 @@ def test_a_pre_quantized_checkpoint_keeps_its_base_shape_and_method():
     assert any(c["id"] == "TheBloke/Llama-2-70B-AWQ" for c in quantized_checkpoints("meta-llama/Llama-2-70b-hf"))
 
 
-def test_an_unknown_id_with_a_size_in_its_name_is_sized_with_a_warning():
-    spec, warnings = resolve_model("someorg/SuperChat-13B-v2")
-    assert spec.estimated and spec.params_total == pytest.approx(13e9)
-    assert "not in the catalog" in warnings[0]
+def test_a_model_is_never_sized_from_the_size_in_its_name():
+    assert resolve_model("someorg/SuperChat-13B-v2") == (None, [])
+    assert resolve_model("facebook/opt-125m") == (None, [])
+
+
+def test_a_requantized_checkpoint_of_a_catalog_model_borrows_its_shape_and_says_so():
     quantized, notes = resolve_model("someone/Meta-Llama-3.1-8B-Instruct-AWQ-INT4")
-    assert quantized.quantization == "awq" and quantized.layers == 32 and notes
-
-
-def test_sizes_in_millions_are_read_too():
-    spec, _ = resolve_model("facebook/opt-125m")
-    assert spec.params_total == pytest.approx(125e6)
+    assert quantized.quantization == "awq" and quantized.layers == 32
+    assert "using the shape of meta-llama" in notes[0]
 
 
 def test_an_unknown_id_without_a_size_cannot_be_sized():

@@ -17,7 +17,7 @@ BASE = {"gpu": "A100-SXM4-40GB", "model": "meta-llama/Llama-3.1-8B-Instruct"}
     ({"model": "x"}, "'gpu' is required", "nvidia-smi"),
     ({"gpu": "A100"}, "'model' is required", "Hugging Face"),
     ({**BASE, "gpu": "Banana GPU 9000"}, "unknown GPU 'Banana GPU 9000'", "closest known GPUs"),
-    ({**BASE, "model": "org/mystery"}, "no parameter count", "13B"),
+    ({**BASE, "model": "org/mystery"}, "not in the catalog", "closest known ids"),
     ({**BASE, "gpu_count": 0}, "gpu_count", "e.g. 1"),
     ({**BASE, "gpu_count": "two"}, "gpu_count", "e.g. 1"),
     ({**BASE, "gpu_count": 10**9}, "beyond what the advisor plans", "e.g. 1"),
