@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
 PROCFILE ?= Procfile
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-api bench-calibrate stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-search-quality bench-api bench-calibrate stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ bench-advisor: $(STAMP)
 
 bench-search: $(STAMP)
 	$(PY) -m benchmarks.search
+
+bench-search-quality: $(STAMP)
+	$(PY) -m benchmarks.search_quality
 
 bench-api: $(STAMP)
 	$(PY) -m benchmarks.api

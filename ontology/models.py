@@ -209,12 +209,14 @@ class RejectedOutput(models.Model):
 
 
 class SearchDocument(models.Model):
-    """One searchable text with its embedding and full-text vector (a fact, a section or a paper)."""
+    """One searchable text with its embedding and full-text vector (a fact, a section, a paper, or a
+    passage: a few sentences of one page)."""
 
     class DocType(models.TextChoices):
         FACT = "fact", "fact"
         SECTION = "section", "section"
         PAPER = "paper", "paper"
+        PASSAGE = "passage", "passage"
 
     doc_type = models.CharField(max_length=10, choices=DocType.choices)
     paper = models.ForeignKey("papers.Paper", on_delete=models.CASCADE, related_name="search_documents")

@@ -1,7 +1,7 @@
 """Keeps the search table in step with facts, sections and papers (embedding + full-text vector).
 
 Called by ontology.services after facts change, and by `index_paper` after a paper is parsed
-or extracted. One SearchDocument per fact, per section and per paper (title + abstract);
+or extracted. One SearchDocument per fact, per section, per paper (title + abstract) and per page passage;
 embeddings are computed in batches, full-text vectors by PostgreSQL (english configuration).
 """
 from __future__ import annotations
@@ -9,10 +9,16 @@ from __future__ import annotations
 from django.db import connection, transaction
 
 from ontology.embeddings import embed
+from ontology.extraction.text import is_soup, sentences
 from ontology.models import Fact, SearchDocument
 from ontology.vocabulary import spec_for
 
 SECTION_CHARS = 2000  # the model reads 256 word pieces; the start of a section carries its topic
+# A passage is PASSAGE_SENTENCES sentences of one page; the next one starts PASSAGE_STRIDE sentences
+# later, so neighbours share a sentence and an answer split across two windows is whole in one.
+PASSAGE_SENTENCES = 4
+PASSAGE_STRIDE = 3
+PASSAGE_CHARS = 900  # about the 256 word pieces the embedding model reads
 
 
 def fact_text(fact: Fact) -> str:
@@ -55,14 +61,34 @@ def index_facts(facts: list[Fact]) -> int:
     return len(docs)
 
 
+def page_passages(page_text: str) -> list[str]:
+    """Overlapping windows of a few sentences of one page; figure and table text is left out."""
+    units = [u.original.strip() for u in sentences([page_text]) if not is_soup(u.original)]
+    passages = []
+    for start in range(0, max(len(units) - PASSAGE_SENTENCES + PASSAGE_STRIDE, 1), PASSAGE_STRIDE):
+        window = " ".join(units[start : start + PASSAGE_SENTENCES])[:PASSAGE_CHARS]
+        if len(window) >= 80:
+            passages.append(window)
+    return passages
+
+
+def _short_title(paper) -> str:
+    head, sep, _ = (paper.title or "").partition(":")
+    return head.strip() if sep and len(head) <= 40 else (paper.title or "")[:80]
+
+
 @transaction.atomic
 def index_paper(paper) -> int:
-    """(Re)build the paper's own document and one per section."""
-    SearchDocument.objects.filter(paper=paper, doc_type__in=["paper", "section"]).delete()
+    """(Re)build the paper's own document, one per section, and its page passages (from the
+    papers app's stored page texts, `paper.pages`)."""
+    SearchDocument.objects.filter(paper=paper, doc_type__in=["paper", "section", "passage"]).delete()
     items: list[tuple[str, int | None, object, str]] = [("paper", 1, None, f"{paper.title}. {paper.abstract}".strip())]
     for section in paper.sections.all():
         text = f"{section.title}. {section.text[:SECTION_CHARS]}".strip()
         items.append(("section", section.page_start, section, text))
+    title = _short_title(paper)
+    for page in paper.pages.all():
+        items += [("passage", page.number, None, f"{title}: {passage}") for passage in page_passages(page.text)]
     items = [item for item in items if len(item[3]) > 3]
     vectors = embed([text for *_, text in items])
     docs = SearchDocument.objects.bulk_create([

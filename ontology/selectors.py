@@ -17,11 +17,12 @@ from django.db.models import Count, Q, QuerySet
 
 from ontology.embeddings import embed, embed_one
 from ontology.models import Entity, ExtractionRun, Fact, FactRevision, FactTechnique
+from ontology.query_terms import expand_query
 from ontology.techniques import techniques, techniques_in_text
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
-DOC_TYPES = ("fact", "section", "paper")
+DOC_TYPES = ("fact", "passage", "section", "paper")
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
 # Bounds that keep a query fast at 100k+ facts: full-text ranks at most FTS_POOL matching documents
 # (common words match thousands), the ontology channel compares the ONTO_POOL most trusted facts.
@@ -70,7 +71,7 @@ def live_facts() -> QuerySet[Fact]:
 
 def hybrid_params(query: str, limit: int, types: tuple[str, ...], vector) -> dict[str, Any]:
     """The parameters of _HYBRID_SQL for one query (its embedding computed by the caller)."""
-    return {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": query,
+    return {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": expand_query(query),
             "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K, "params": parameters_in_question(query),
             "fts_pool": FTS_POOL, "onto_pool": ONTO_POOL}
 

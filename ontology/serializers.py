@@ -8,6 +8,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from ontology.models import Entity, Fact, FactKind, FactRevision
+from ontology.selectors import DOC_TYPES
 
 
 class FactSerializer(serializers.ModelSerializer):
@@ -122,12 +123,12 @@ class ParameterDetailSerializer(serializers.Serializer):
 
 class SearchQuerySerializer(serializers.Serializer):
     q = serializers.CharField(max_length=300, help_text="free text")
-    type = serializers.MultipleChoiceField(choices=["fact", "section", "paper"], required=False)
+    type = serializers.MultipleChoiceField(choices=list(DOC_TYPES), required=False)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
 
 
 class SearchResultSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["fact", "section", "paper"])
+    type = serializers.ChoiceField(choices=list(DOC_TYPES))
     paper = serializers.CharField(help_text="arXiv id")
     page = serializers.IntegerField(allow_null=True)
     text = serializers.CharField()

@@ -25,13 +25,13 @@ NUM = r"\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"
 WORD = r"[A-Za-z][\w-]*"
 # A word of a noun phrase: not a preposition, conjunction or the verb of the statement.
 NPWORD = (r"(?!(?:in|of|for|on|with|by|at|to|from|and|or|while|when|that|which|than|as|is|are|was|were|"
-          r"drops?|falls?|grows?|rises?)\b)[A-Za-z][\w-]*")
+          r"drops?|falls?|grows?|rises?|uses?|using|has|have|sets?|we|it)\b)[A-Za-z][\w-]*")
 HEADS = (r"size|length|degree|budget|threshold|ratio|window|limit|interval|factor|rank|dimension|width|"
          r"depth|count|capacity|timeout|period|fraction|percentage|watermark")
 PCT = rf"{N}\s?%?\s?(?:-|–|to)\s?{N}\s?%|{N}\s?%"  # "29-69%", "10% to 20%", "93.3%"
 UNITS = r"tokens?|ms|s|seconds?|GB|MB|KB|GiB|MiB|%|bits?|requests?|layers?|heads?|experts?|steps?|epochs?"
 # A noun phrase of up to four words ending in a head noun; "the"/"a" are left out of the phrase.
-KNOB_NP = rf"(?P<np>(?:{WORD}\s+){{0,3}}?(?:{HEADS}))"
+KNOB_NP = rf"(?P<np>(?:{NPWORD}\s+){{0,3}}?(?:{HEADS}))"
 CONNECT = (r"\s*(?:\([^)]{0,16}\)\s*)?(?:[a-z]\s*,\s*)?(?:of|=|:|is set to|are set to|set to|is fixed (?:at|to)|"
            r"fixed at|equals?|is|are|was|were|to|as|defaults? to)?\s*(?:commonly |typically |usually |only |about )?")
 _NOT_A_KNOB = re.compile(r"^(?:sequence|context|prompt|input|output|request) length$|^batch size$|^block size$|"

@@ -1,0 +1,157 @@
+"""`python -m benchmarks.search_quality`: does hybrid search find the page that answers a question?
+
+Run by hand or `make bench-search-quality` (minutes: every development PDF is parsed and indexed;
+`--facts` also extracts facts with the rule extractors, which takes a few times longer), never in tests. It builds a throw-away database, ingests the
+shared corpus PDFs and the development papers of tests/data/papers (the validation papers are left
+out), then asks every question of tests/data/search_questions_dev.jsonl
+({"question", "paper", "pages": [answering pages]}). A question is answered at rank r when the r-th
+result (hybrid search) or r-th page (baselines) is on one of its pages. Prints hit@5 and MRR for
+hybrid search beside two baselines computed in the same run over the same stored page texts:
+TF-IDF cosine over whole pages and BM25 (k1=1.5, b=0.75) over whole pages.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTIONS = ROOT / "tests" / "data" / "search_questions_dev.jsonl"
+PAPERS = ROOT / "tests" / "data" / "papers"
+
+
+def corpus_pdfs() -> list[Path]:
+    """Shared corpus PDFs plus the development (never the validation) papers that are present."""
+    shared = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus" / "pdfs"
+    if not shared.is_dir():
+        shared = Path("/work/shared/corpus/pdfs")
+    development = json.loads((PAPERS / "splits.json").read_text())["development"]
+    local = [PAPERS / "pdfs" / name for name in development]
+    missing = [path.name for path in local if not path.is_file()]
+    if missing:
+        print(f"development PDFs missing (restore them as tests/data/papers/SOURCES.md says): {missing}",
+              file=sys.stderr)
+    return sorted(shared.glob("*.pdf")) + [path for path in local if path.is_file()]
+
+
+def tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+(?:[.-][a-z0-9]+)*", text.lower())
+
+
+def bm25_ranking(pages: list[tuple[str, int, str]], query: str, k1: float = 1.5, b: float = 0.75) -> list[int]:
+    """Indexes of `pages` best first by Okapi BM25."""
+    docs = [Counter(tokens(text)) for *_, text in pages]
+    lengths = [sum(d.values()) for d in docs]
+    average = sum(lengths) / max(len(docs), 1)
+    df = Counter(term for d in docs for term in d)
+    n = len(docs)
+
+    def score(i: int) -> float:
+        total = 0.0
+        for term in set(tokens(query)):
+            if term in docs[i]:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                tf = docs[i][term]
+                total += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / average))
+        return total
+
+    return sorted(range(n), key=lambda i: -score(i))
+
+
+def tfidf_ranking(pages: list[tuple[str, int, str]]):
+    """A function query -> indexes of `pages` best first by TF-IDF cosine."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(token_pattern=r"[A-Za-z0-9]+(?:[.-][A-Za-z0-9]+)*", sublinear_tf=True)
+    matrix = vectorizer.fit_transform([text for *_, text in pages])
+
+    def rank(query: str) -> list[int]:
+        scores = (matrix @ vectorizer.transform([query]).T).toarray().ravel()
+        return sorted(range(len(pages)), key=lambda i: -scores[i])
+
+    return rank
+
+
+def first_hit(ranked: list[tuple[str, int]], question: dict) -> int | None:
+    """1-based rank of the first (paper, page) that answers the question."""
+    for rank, (paper, page) in enumerate(ranked, start=1):
+        if paper == question["paper"] and page in question["pages"]:
+            return rank
+    return None
+
+
+def scores(ranks: list[int | None]) -> tuple[float, float]:
+    hit5 = sum(1 for r in ranks if r is not None and r <= 5) / len(ranks)
+    mrr = sum(1 / r for r in ranks if r is not None) / len(ranks)
+    return hit5, mrr
+
+
+def load_corpus(with_facts: bool) -> None:
+    """Ingest and index every corpus PDF not yet in the current database; with facts, also extract
+    (rules only) and index the facts."""
+    from papers.services.extraction import extract_paper
+    from papers.services.pdfs import ingest_pdf_file
+
+    for path in corpus_pdfs():
+        stem = path.stem
+        arxiv_id = stem if re.fullmatch(r"\d{4}\.\d{4,5}", stem) else None
+        paper = ingest_pdf_file(path, arxiv_id=arxiv_id).paper  # a file ingested before comes back as is
+        if with_facts and not paper.facts.exists():
+            extract_paper(paper.pk, use_llm=False)
+        print(f"  indexed {paper.arxiv_id} ({paper.pages.count()} pages)", file=sys.stderr)
+
+
+def evaluate(questions: list[dict]) -> dict[str, tuple[float, float]]:
+    from ontology.selectors import hybrid_search
+    from papers.models import PaperPage
+
+    pages = [(p.paper.arxiv_id, p.number, p.text) for p in PaperPage.objects.select_related("paper")]
+    tfidf = tfidf_ranking(pages)
+    ranks: dict[str, list[int | None]] = {"hybrid search": [], "TF-IDF over pages": [], "BM25 over pages": []}
+    for question in questions:
+        results = hybrid_search(question["question"], limit=20)
+        ranks["hybrid search"].append(first_hit([(r["paper"], r["page"]) for r in results], question))
+        for name, order in (("TF-IDF over pages", tfidf(question["question"])),
+                            ("BM25 over pages", bm25_ranking(pages, question["question"]))):
+            ranks[name].append(first_hit([pages[i][:2] for i in order[:20]], question))
+    return {name: scores(values) for name, values in ranks.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", default=str(QUESTIONS))
+    parser.add_argument("--db-name", default="infrawiki_bench_search_quality")
+    parser.add_argument("--facts", action="store_true", help="also extract and index facts (slow: rules on every page)")
+    parser.add_argument("--reuse", action="store_true", help="keep the database and reuse it (papers already in it are not ingested again)")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    questions = [json.loads(line) for line in Path(args.questions).read_text().splitlines() if line.strip()]
+    original_name = connection.settings_dict["NAME"]
+    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": args.db_name}
+    connection.creation.create_test_db(verbosity=0, autoclobber=not args.reuse, keepdb=args.reuse)
+    try:
+        from papers.models import Paper
+
+        load_corpus(args.facts)
+        results = evaluate(questions)
+    finally:
+        if not args.reuse:
+            connection.creation.destroy_test_db(original_name, verbosity=0)
+    print(f"{len(questions)} questions, {Paper.objects.count() if args.reuse else 'all'} papers")
+    for name, (hit5, mrr) in results.items():
+        print(f"{name:<20} hit@5={hit5:.2f} MRR={mrr:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
