@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
 PROCFILE ?= Procfile
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-search-quality bench-api bench-calibrate stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-search-quality bench-api bench-calibrate bench-extraction stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ bench-api: $(STAMP)
 # minutes: our engine against the advisor's performance model (not part of `make bench`)
 bench-calibrate: $(STAMP)
 	$(PY) -m benchmarks.calibrate
+
+# minutes: the extraction workload through the built-in server (batched, no prefix cache, one at a time)
+bench-extraction: $(STAMP)
+	$(PY) -m benchmarks.extraction $(BENCH_ARGS)
 
 # Ends what `make run` started: the Procfile's processes (pid in run.pid) and the embedded PostgreSQL.
 stop:

@@ -125,6 +125,14 @@ class LLMEngine:
         """Forget the cached prompt prefixes (see BlockManager.reset_prefix_cache); False while requests hold blocks."""
         return self.block_manager.reset_prefix_cache()
 
+    def set_prefix_caching(self, enabled: bool) -> bool:
+        """Switch prefix caching on or off from a cold cache; False (nothing changed) while requests hold
+        blocks. For benchmarks that compare both on one loaded model."""
+        if not self.reset_prefix_cache():
+            return False
+        self.block_manager.enable_prefix_caching = self.config.enable_prefix_caching = enabled
+        return True
+
     def has_unfinished(self) -> bool:
         return self.scheduler.has_unfinished()
 
