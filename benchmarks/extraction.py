@@ -39,7 +39,9 @@ RUNS = (("batched", True, None), ("no_prefix_cache", False, None), ("one_at_a_ti
 
 def load_documents(folder: Path, max_papers: int) -> tuple[list[tuple[str, PdfDocument]], float, list[str]]:
     """(name, document) for the first `max_papers` PDFs that parse, the seconds parsing took, and what failed."""
-    docs, failed, started = [], [], time.perf_counter()
+    docs: list[tuple[str, PdfDocument]] = []
+    failed: list[str] = []
+    started = time.perf_counter()
     for path in sorted(folder.glob("*.pdf")):
         if len(docs) >= max_papers:
             break
@@ -88,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     if not folder.is_dir():
         print(f"error: no PDF folder at {folder}; pass --pdfs FOLDER", file=sys.stderr)
         return 2
-    say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
+    def say(*parts: object) -> None:
+        if not args.json:
+            print(*parts, flush=True)
+
     docs, parse_s, failed = load_documents(folder, args.max_papers)
     if not docs:
         print(f"error: no PDF in {folder} parsed ({'; '.join(failed) or 'none found'})", file=sys.stderr)

@@ -3,7 +3,10 @@
 Workload: 16 requests, prompts of 32-256 tokens, outputs of 16-96 tokens (ignore_eos, so every
 request produces exactly what it asked for). Printed: useful output tokens/s of this engine, of
 transformers `generate` on one static left-padded batch, of transformers one request at a time, of
-llama.cpp one request at a time when `llama_cpp` is importable; the KV cache's waste at its peak;
+llama.cpp one request at a time when `llama_cpp` is importable, and of llama.cpp's `llama-server` with
+one parallel slot per request against this engine's own server, both over HTTP with every request sent
+at once, when a `llama-server` binary is on PATH or named by $LLAMA_SERVER (the CPU server users would
+pick; absent, the report says so); the KV cache's waste at its peak;
 batch-1 decode tokens/s and its share of the memory-bandwidth bound (weight bytes read per token /
 measured copy bandwidth). Not a test: timings depend on the machine and on whatever else runs on it.
 
@@ -16,14 +19,20 @@ both as shipped and at equal arithmetic, where only batching and scheduling diff
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import multiprocessing
+import os
 import random
+import shutil
+import socket
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +40,7 @@ from typing import Any
 
 import torch
 
-from inference.config import QUANTIZATIONS, Config
+from inference.config import QUANTIZATIONS, Config, default_device
 from inference.engine import LLMEngine
 from inference.loader import LoadedModel, load_model, load_weights, resolve_model_path
 from inference.models import ModelConfig
@@ -116,7 +125,7 @@ def run_engine(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
             "preemptions": engine.scheduler.num_preemptions}
 
 
-def paired_rounds(engine: LLMEngine, reqs: list[Request], anchor: Callable[[], dict[str, float]],
+def paired_rounds(mine_run: Callable[[], dict[str, float]], anchor: Callable[[], dict[str, float]],
                   rounds: int = 3) -> tuple[dict[str, float], dict[str, float], list[float]]:
     """The engine's run and an anchor's, alternated `rounds` times: the pair with the median ratio, and
     every round's ratio. This VM's speed moves by up to 2x within minutes, so one engine run in a fast
@@ -124,7 +133,7 @@ def paired_rounds(engine: LLMEngine, reqs: list[Request], anchor: Callable[[], d
     side by side; each ratio here comes from two runs next to each other."""
     pairs = []
     for _ in range(rounds):
-        mine = with_steal(lambda: run_engine(engine, reqs))
+        mine = with_steal(mine_run)
         theirs = with_steal(anchor)
         pairs.append((mine["tok_s"] / theirs["tok_s"], mine, theirs))
     _, mine, theirs = sorted(pairs, key=lambda pair: pair[0])[len(pairs) // 2]
@@ -224,6 +233,114 @@ def llama_cpp_anchor(model_path: Path, reqs: list[Request]) -> tuple[dict[str, f
             return None, "llama.cpp crashed in its worker process (see its stderr above)"
 
 
+# -- over HTTP: this server and llama.cpp's, the same workload sent all at once ---------------------------------
+
+LLAMA_SERVER_ENV = "LLAMA_SERVER"
+
+
+def http_workload(url: str, reqs: list[Request], body: Callable[[Request], dict[str, Any]],
+                  produced: Callable[[dict[str, Any]], int]) -> dict[str, float]:
+    """Every request POSTed at once (one thread each, as concurrent users would); useful tokens/s over the wall
+    time from the first send to the last answer. `produced` reads how many tokens a reply says it generated."""
+    import requests as http
+
+    def send(r: Request) -> int:
+        reply = http.post(url, json=body(r), timeout=1800)
+        reply.raise_for_status()
+        return min(produced(reply.json()), r.output_len)
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(len(reqs)) as pool:
+        useful = sum(pool.map(send, reqs))
+    elapsed = time.perf_counter() - t
+    return {"tok_s": useful / elapsed, "seconds": elapsed, "useful_tokens": useful}
+
+
+def engine_over_http(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
+    """This engine behind its own OpenAI-compatible server on loopback, from a cold prefix cache."""
+    from inference.server import InferenceServer
+
+    assert engine.reset_prefix_cache(), "engine_over_http needs an idle engine"
+    server = InferenceServer(("127.0.0.1", 0), engine, "bench")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        return http_workload(f"http://127.0.0.1:{server.server_address[1]}/v1/completions", reqs,
+                             lambda r: {"prompt": r.prompt, "max_tokens": r.output_len, "temperature": 0,
+                                        "ignore_eos": True},
+                             lambda reply: int(reply["usage"]["completion_tokens"]))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def llama_server_binary() -> str | None:
+    """$LLAMA_SERVER, else `llama-server` on PATH, else None."""
+    return os.environ.get(LLAMA_SERVER_ENV) or shutil.which("llama-server")
+
+
+@contextlib.contextmanager
+def llama_server(binary: str, gguf: Path, slots: int, threads: int, ctx_per_slot: int = 512) -> Iterator[str]:
+    """llama.cpp's server on a free loopback port with `slots` parallel slots (continuous batching); yields
+    its base URL once /health answers, stops it afterwards."""
+    import requests as http
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+                             "--parallel", str(slots), "--ctx-size", str(slots * ctx_per_slot),
+                             "--threads", str(threads), "--cont-batching"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama-server exited with {proc.returncode}: "
+                                   f"{proc.stderr.read()[-500:] if proc.stderr else ''}")
+            with contextlib.suppress(http.RequestException):
+                if http.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("llama-server did not answer /health within 300 s")
+            time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def llama_server_workload(base: str, reqs: list[Request]) -> dict[str, float]:
+    """The workload through llama-server's native /completion (token-id prompts, greedy, EOS ignored)."""
+    return http_workload(f"{base}/completion", reqs,
+                         lambda r: {"prompt": r.prompt, "n_predict": r.output_len, "temperature": 0,
+                                    "ignore_eos": True, "cache_prompt": False},
+                         lambda reply: int(reply.get("tokens_predicted", 0)))
+
+
+def llama_server_anchor(engine: LLMEngine, model_path: Path, reqs: list[Request], threads: int,
+                        rounds: int = 3) -> tuple[dict[str, Any] | None, str]:
+    """This server against llama.cpp's server with one slot per request, alternated `rounds` times over
+    HTTP on the same GGUF; (figures, "") or (None, why it did not run)."""
+    binary = llama_server_binary()
+    if binary is None:
+        return None, f"no llama-server binary (put it on PATH or name it in ${LLAMA_SERVER_ENV})"
+    if not model_path.is_file():
+        return None, "llama.cpp reads GGUF files, not a Hugging Face folder"
+    try:
+        with llama_server(binary, model_path, slots=len(reqs), threads=threads) as base:
+            llama_server_workload(base, reqs[:2])  # warm-up
+            mine, theirs, ratios = paired_rounds(lambda: engine_over_http(engine, reqs),
+                                                 lambda: llama_server_workload(base, reqs), rounds)
+    except (RuntimeError, OSError) as exc:
+        return None, f"llama-server failed: {exc}"
+    return {"engine_http": mine, "llama_server": theirs, "ratios": ratios, "slots": len(reqs), "binary": binary}, ""
+
+
 def with_int8_projections(model: Any) -> Any:
     """transformers' model with every nn.Linear (not the embedding) replaced, in place, by this engine's int8
     layer: the same int8 arithmetic on both sides, so what remains between them is batching and scheduling."""
@@ -256,7 +373,7 @@ def random_model(dims: dict[str, Any], dtype: torch.dtype, device: str, name: st
     from inference.loader import empty_model
 
     with torch.device(device):  # built directly in the compute dtype: a float32 7B would not fit 24 GiB of RAM
-        hf = Qwen2ForCausalLM._from_config(Qwen2Config(**dims), dtype=dtype).eval()
+        hf = Qwen2ForCausalLM._from_config(Qwen2Config(**dims), dtype=dtype).eval()  # type: ignore[no-untyped-call]
     cfg = ModelConfig(architecture="qwen2", hidden_size=dims["hidden_size"], num_layers=dims["num_hidden_layers"],
                       num_heads=dims["num_attention_heads"], num_kv_heads=dims["num_key_value_heads"],
                       intermediate_size=dims["intermediate_size"], vocab_size=dims["vocab_size"],
@@ -274,16 +391,17 @@ def hf_from_gguf(model: str | None, dtype: torch.dtype, device: str) -> Any:
 
     path = resolve_model_path(model)
     if path.is_file():
-        return AutoModelForCausalLM.from_pretrained(
-            path.parent, gguf_file=path.name, dtype=dtype, quantization_config=GgufConfig(dequantize=True)
-        ).to(device).eval()
-    return AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device).eval()
+        hf = AutoModelForCausalLM.from_pretrained(
+            path.parent, gguf_file=path.name, dtype=dtype, quantization_config=GgufConfig(dequantize=True))
+    else:
+        hf = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    return hf.to(device).eval()  # type: ignore[arg-type]  # transformers types .to as a decorator wrapper
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m inference.bench", description=__doc__)
     p.add_argument("--model", default=None, help="GGUF or HF folder (default: the packaged Qwen2.5-Coder-0.5B)")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default=default_device(), help="cpu or cuda[:N] (default: $INFRAWIKI_DEVICE or cpu)")
     p.add_argument("--dtype", default="auto")
     p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS)
     p.add_argument("--no-fused-decode", action="store_true", help="decode through the Python layers (the reference)")
@@ -320,7 +438,10 @@ def main(argv: list[str] | None = None) -> int:
                                "useful_output_tokens": sum(r.output_len for r in reqs),
                                "decode_path": f"python layers ({engine.fused_decode_off})" if engine.fused_decode_off
                                else "compiled C++ layer loop"}
-    say = (lambda *a: None) if args.json else (lambda *a: print(*a, flush=True))
+    def say(*parts: object) -> None:
+        if not args.json:
+            print(*parts, flush=True)
+
     say(f"model {loaded.name} on {args.device} ({weights}, {results['threads']} threads): {len(reqs)} requests, "
         f"{results['useful_output_tokens']} useful output tokens; decode steps through the {results['decode_path']}")
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
@@ -330,10 +451,15 @@ def main(argv: list[str] | None = None) -> int:
         hf = hf or hf_from_gguf(args.model, dtype, args.device)
         pad = loaded.config.eos_token_ids[0] if loaded.config.eos_token_ids else 0
         results["engine"], results["hf_static_batch"], results["static_batch_ratios"] = paired_rounds(
-            engine, reqs, lambda: hf_static_batch(hf, reqs, args.device, pad))
+            lambda: run_engine(engine, reqs), lambda: hf_static_batch(hf, reqs, args.device, pad))
         say(f"  transformers static batch: {results['hf_static_batch']['tok_s']:.1f} tok/s (median-ratio round; "
             f"ratios {', '.join(f'{x:.2f}' for x in results['static_batch_ratios'])})")
     say(f"  this engine: {results['engine']['tok_s']:.1f} tok/s")
+    if not args.skip_anchors and not args.random_7b:
+        results["llama_server"], why = llama_server_anchor(engine, resolve_model_path(args.model), reqs,
+                                                           torch.get_num_threads())
+        if why:
+            results["llama_server_skipped"] = why
     prompt = reqs[0].prompt[:32]
     results["batch1"] = batch1(engine, prompt)
     if config.int8 and not args.random_7b:  # the same engine, dense weights in the anchors' dtype: equal arithmetic
@@ -376,6 +502,16 @@ def report(r: dict[str, Any], as_json: bool) -> None:
             if key == "hf_static_batch":
                 print(f"  {'':34s} (the median of {len(r['static_batch_ratios'])} rounds alternating with the engine: "
                       f"{', '.join(f'{x:.2f}x' for x in r['static_batch_ratios'])})")
+    if "llama_server" in r:
+        if r["llama_server"] is None:
+            print(f"  {'llama.cpp server, parallel slots':34s}  (skipped: {r['llama_server_skipped']})")
+        else:
+            ls = r["llama_server"]
+            mine, theirs = ls["engine_http"], ls["llama_server"]
+            print(f"  {'this server over HTTP':34s} {mine['tok_s']:8.1f} tok/s  ({mine['seconds']:.1f} s{steal(mine)})")
+            print(f"  {'llama.cpp server, ' + str(ls['slots']) + ' slots':34s} {theirs['tok_s']:8.1f} tok/s  "
+                  f"({theirs['seconds']:.1f} s{steal(theirs)}) -> this server is {mine['tok_s'] / theirs['tok_s']:.2f}x "
+                  f"(rounds: {', '.join(f'{x:.2f}x' for x in ls['ratios'])})")
     if "engine_dense" in r:
         d = r["engine_dense"]
         print("  at equal arithmetic:")

@@ -6,7 +6,8 @@ with a message that names the knob, rather than deep inside a forward pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 import torch
 
@@ -24,6 +25,12 @@ def _cpu_has_fast_bf16() -> bool:
 
 
 QUANTIZATIONS = ("auto", "none", "int8")
+
+
+def default_device() -> str:
+    """$INFRAWIKI_DEVICE, else "cpu": where an engine runs when nothing names a device (serve, bench, and
+    the engine tests, which inference/gpu_check.sh runs on "cuda" this way)."""
+    return os.environ.get("INFRAWIKI_DEVICE", "cpu")
 
 
 def resolve_dtype(dtype: str, device: str) -> torch.dtype:
@@ -60,7 +67,7 @@ class Config:
     """
 
     model: str | None = None
-    device: str = "cpu"
+    device: str = field(default_factory=default_device)
     dtype: str = "auto"
     # 8 tokens, not the usual 16: a sequence wastes half a block on average, and on the bench workload
     # that was 5.3 % of the cache at 16 and 2.3 % at 8; the CPU attention reads row by row through the

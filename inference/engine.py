@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inference.block_manager import BlockManager
-from inference.config import Config
+from inference.config import Config, default_device
 from inference.guided import GuidedDecoding
 from inference.loader import LoadedModel, load_model
 from inference.model_runner import ModelRunner
@@ -249,10 +249,11 @@ class LLMEngine:
 class LLM:
     """Offline batch generation: `LLM(model).generate(prompts, SamplingParams(...))`."""
 
-    def __init__(self, model: str | None = None, device: str = "cpu", block_size: int = Config.block_size,
+    def __init__(self, model: str | None = None, device: str | None = None, block_size: int = Config.block_size,
                  max_num_seqs: int = 64, max_num_batched_tokens: int = 512, enable_prefix_caching: bool = True,
                  **kwargs: Any) -> None:
-        self.config = Config(model=model, device=device, block_size=block_size, max_num_seqs=max_num_seqs,
+        self.config = Config(model=model, device=device or default_device(), block_size=block_size,
+                             max_num_seqs=max_num_seqs,
                              max_num_batched_tokens=max_num_batched_tokens,
                              enable_prefix_caching=enable_prefix_caching, **kwargs)
         self.engine = LLMEngine(self.config)

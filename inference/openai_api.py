@@ -15,7 +15,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from inference.engine import LLMEngine
 from inference.sampling_params import MAX_LOGPROBS, SamplingParams
@@ -300,7 +300,7 @@ def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool, tools: lis
         if not (isinstance(prompt, str) and prompt) and not token_ids:
             raise RequestError("'prompt' must be a non-empty string or a list of token ids (one prompt per request)",
                                "prompt")
-        ids = engine.tokenize(prompt)
+        ids = engine.tokenize(cast("str | list[int]", prompt))
     except RequestError:
         raise
     except ValueError as exc:

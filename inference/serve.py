@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inference.config import QUANTIZATIONS, Config
+from inference.config import QUANTIZATIONS, Config, default_device
 from inference.engine import LLMEngine
 from inference.server import InferenceServer
 
@@ -16,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--served-model-name", default=None, help="name reported by /v1/models (default: from the model)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default=default_device(), help="cpu or cuda[:N] (default: $INFRAWIKI_DEVICE or cpu)")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS,
                    help="int8: W8A8 projections on the CPU; auto: int8 where the CPU lacks native bf16 and --dtype is auto")

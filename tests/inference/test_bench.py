@@ -8,7 +8,15 @@ import pytest
 import torch
 
 from inference import SamplingParams, bench
-from inference.bench import Request, llama_cpp_anchor, main, random_model, run_engine
+from inference.bench import (
+    Request,
+    engine_over_http,
+    llama_cpp_anchor,
+    llama_server_anchor,
+    main,
+    random_model,
+    run_engine,
+)
 from inference.config import Config
 from inference.engine import LLMEngine
 
@@ -108,3 +116,30 @@ def test_steal_is_the_hypervisors_share_of_all_cpu_time_between_two_readings(mon
 def test_cpu_ticks_reads_the_eight_counters_of_proc_stat():
     ticks = bench.cpu_ticks()
     assert ticks is not None and len(ticks) == 8 and sum(ticks) > 0
+
+
+def test_this_engine_over_http_produces_every_requested_token(tmp_path):
+    engine = LLMEngine(Config(model=str(build_tiny(tmp_path / "tiny", "qwen2")), dtype="float32", max_model_len=256))
+    reqs = [Request(list(range(3, 20)), 5), Request(list(range(7, 40)), 9)]
+    figures = engine_over_http(engine, reqs)
+    assert figures["useful_tokens"] == 14 and figures["tok_s"] > 0
+
+
+def test_the_llama_server_anchor_says_why_it_did_not_run(tmp_path, monkeypatch):
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.delenv("LLAMA_SERVER", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no llama-server here
+    assert llama_server_anchor(None, gguf, [], threads=1) == (None, "no llama-server binary (put it on PATH or name it in "
+                                                         "$LLAMA_SERVER)")
+    monkeypatch.setenv("LLAMA_SERVER", "/bin/false")  # a binary that exits at once, as a bad build would
+    figures, why = llama_server_anchor(None, gguf, [Request([1, 2, 3], 4)], threads=1)
+    assert figures is None and why.startswith("llama-server failed: llama-server exited with 1")
+
+
+def test_infrawiki_device_names_the_default_device_of_every_engine(monkeypatch):
+    monkeypatch.setenv("INFRAWIKI_DEVICE", "tpu")
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda"):
+        Config()
+    monkeypatch.setenv("INFRAWIKI_DEVICE", "cpu")
+    assert Config().device == "cpu"
