@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 
-from papers.models import CodeRepo, Paper, PaperAuthor, Section
+from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, Section
 from papers.models.digest import Subscription
 from papers.models.scoring import Score
 
@@ -45,6 +45,11 @@ def pipeline_counts() -> dict[str, int]:
     """How many papers are in each pipeline status (every status present, zero when none)."""
     counts = dict(Paper.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
     return {status: counts.get(status, 0) for status, _ in Paper.Status.choices}
+
+
+def open_identity_conflicts(limit: int = 20) -> QuerySet[IdentityConflict]:
+    """PDFs that named another stored paper's arXiv id and wait for a person (the review page)."""
+    return IdentityConflict.objects.filter(resolved=False).select_related("paper", "claimed")[:limit]
 
 
 def failed_papers(limit: int = 50) -> QuerySet[Paper]:

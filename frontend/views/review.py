@@ -15,6 +15,7 @@ from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
 from ontology.schema import FactValidationError
+from papers import selectors as paper_selectors
 
 PAGE_SIZE = 20
 
@@ -25,6 +26,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
     page = Paginator(facts, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "frontend/review_queue.html", {
         "page": page, "status": status, "can_review": is_editor(request.user),
+        "identity_conflicts": paper_selectors.open_identity_conflicts(),
     })
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from papers.models import IdentityConflict, Paper, PaperPage, PipelineEvent
 from papers.services.pdfs import ingest_pdf_file
@@ -76,3 +77,11 @@ def test_an_over_long_arxiv_id_on_the_command_line_is_a_clean_user_error(tmp_pat
     with pytest.raises(CommandError, match="not an arXiv id"):
         call_command("ingest_pdf", str(pdf), "--arxiv-id", "9" * 60)
     assert not Paper.objects.exists() and not (data_dir / "pdfs").exists()
+
+
+def test_the_conflict_waits_on_the_review_page_and_in_the_admin(tmp_path, data_dir, vllm, admin_client) -> None:
+    other = ingest_pdf_file(text_pdf(tmp_path / "garden.pdf", OTHER, title="A Survey of Garden Irrigation")).paper
+    page = Client().get("/review/").content.decode()
+    assert "PDFs held apart" in page and f"/papers/{other.arxiv_id}/" in page and f"arXiv:{VLLM}" in page
+    listing = admin_client.get("/admin/papers/identityconflict/").content.decode()
+    assert "Garden Irrigation" in listing and "not the stored title" in listing
