@@ -27,6 +27,7 @@ class Imported:
     path: Path
     status: str
     arxiv_id: str = ""
+    paper_id: int | None = None
     facts: int = 0
     reason: str = ""
 
@@ -72,7 +73,7 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
         return Imported(path, "failed", reason=f"cannot read it: {exc.strerror or exc}")
     stored = Paper.objects.filter(pdf_sha256=sha).first()
     if stored is not None:
-        return Imported(path, "duplicate", stored.arxiv_id)
+        return Imported(path, "duplicate", stored.arxiv_id, stored.pk)
     try:
         ingested = ingest_pdf_file(path, file_name=file_name)
     except (PdfError, StorageError) as exc:
@@ -80,7 +81,7 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
     paper = ingested.paper
     note = f"conflict: {ingested.identity.reason}" if ingested.identity and ingested.identity.conflict else ""
     if not extract:
-        return Imported(path, "stored", paper.arxiv_id, reason=note)
+        return Imported(path, "stored", paper.arxiv_id, paper.pk, reason=note)
     try:
         try:
             run = extract_paper(paper.pk, llm=llm, use_llm=llm is not None)
@@ -88,5 +89,6 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
             run = extract_paper(paper.pk, use_llm=False)
             note = "; ".join(filter(None, [note, "LLM server went away, rule extractors only"]))
     except ExtractionFailed as exc:
-        return Imported(path, "failed", paper.arxiv_id, reason=f"stored, but extraction failed: {exc}")
-    return Imported(path, "stored", paper.arxiv_id, run.facts_created + run.facts_updated + run.facts_kept, note)
+        return Imported(path, "failed", paper.arxiv_id, paper.pk, reason=f"stored, but extraction failed: {exc}")
+    return Imported(path, "stored", paper.arxiv_id, paper.pk, run.facts_created + run.facts_updated + run.facts_kept,
+                    note)
