@@ -83,5 +83,5 @@ def test_the_entity_page_lists_its_facts_by_parameter(client, web):
 def test_the_review_queue_costs_the_same_queries_for_any_number_of_facts(client, web, django_assert_num_queries):
     login(client, web, "editor")
     client.get("/review/")
-    with django_assert_num_queries(5):  # session, user, editor group, count, one page of facts
+    with django_assert_num_queries(6):  # session, user, editor group, count, one page of facts, PDFs held apart
         client.get("/review/")
