@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
 PROCFILE ?= Procfile
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-search bench-search-quality bench-api bench-calibrate bench-extraction stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-extraction stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ bench-inference: $(STAMP)
 
 bench-advisor: $(STAMP)
 	$(PY) -m benchmarks.advisor
+
+bench-memory: $(STAMP)
+	$(PY) -m benchmarks.memory_model
 
 bench-search: $(STAMP)
 	$(PY) -m benchmarks.search

@@ -8,11 +8,11 @@ sizing reason names it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from advisor import rules
-from advisor.profiles import EngineProfile, engine_names, profile
+from advisor.profiles import EngineProfile, engine_names, flag_key, profile
 from advisor.rules import QuantChoice, RuleLog, VersionChoice
 from advisor.sizing import BLOCK_TOKENS, MemoryPlan, plan_memory
 from advisor.validation import Request
@@ -58,6 +58,7 @@ class Plan:
     options: list[Option]
     misses: list[tuple[str, str]]
     log: RuleLog
+    missed_sizes: dict[str, MemoryPlan] = field(default_factory=dict)  # each near miss's sizing, by its label
 
 
 def _lengths(req: Request) -> tuple[int, int, int | None]:
@@ -76,9 +77,14 @@ def _utilization(eng: EngineProfile, flags: dict[str, Any]) -> float:
     return eng.memory_fraction.default
 
 
-def _chunked(eng: EngineProfile, version: str) -> bool:
-    """Chunked prefill where this release has it (on by default, or switched on by the advisor's flag)."""
-    return eng.technique("chunked_prefill", version) is not None
+def _chunked(eng: EngineProfile, version: str, flags: dict[str, Any]) -> bool:
+    """Chunked prefill where this release has it (on by default, or switched on by the advisor's flag),
+    unless the user fixed the release's switch to false."""
+    entry = eng.technique("chunked_prefill", version)
+    if entry is None:
+        return False
+    switch = flag_key(entry.flag) if entry.flag and not entry.takes_value else None
+    return not (switch in flags and flags[switch] in (False, "false", 0))
 
 
 DEFAULT_MAX_NUM_SEQS = 256  # what the advisor assumes for an engine whose profile states no default
@@ -114,7 +120,7 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
     if version is None:
         return
     env, notes = rules.attention_env(eng, version.version, req.gpu, req.model)
-    chunked = _chunked(eng, version.version)
+    chunked = _chunked(eng, version.version, req.flags)
     prefix = req.workload.shared_prefix_tokens > 0 and eng.technique("prefix_caching", version.version) is not None
     lora = req.workload.lora_adapters > 0
     if lora and eng.technique("multi_lora", version.version) is None:
@@ -143,6 +149,7 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
                     label = f"{eid} {quant.label or dtype}{' kv ' + kv if kv else ''} tp={tp} pp={pp}"
                     if not sized.fits:
                         plan.misses.append((label, sized.reason or "does not fit"))
+                        plan.missed_sizes[label] = sized
                         _suggest_tighter(req, eng, version.version, dtype, quant, kv, (tp, pp), chunked, sized, log)
                         continue
                     plan.options.append(Option(

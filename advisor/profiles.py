@@ -339,6 +339,11 @@ class TechniqueFlag:
     source: str
 
 
+def flag_key(name: str) -> str:
+    """A flag as a JSON key: no leading dashes, '-' as '_' ("--enable-chunked-prefill" -> "enable_chunked_prefill")."""
+    return name.lstrip("-").replace("-", "_")
+
+
 def _known_techniques() -> set[str] | None:
     """Technique names from the ontology's one data file, when that file exists."""
     if not TECHNIQUES_FILE.exists():

@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 from advisor.planner import Option
-from advisor.profiles import EngineProfile, Release, profile
+from advisor.profiles import EngineProfile, Release, flag_key, profile
 from advisor.validation import Request
 from advisor.versions import at_least, cuda_tag, vkey
 
@@ -33,11 +33,6 @@ def install_line(opt: Option) -> str:
         wheel = template.format(version=opt.version.version, cuda_nodot=tag[2:], py=_python_tag(release))
         return install.variant.format(wheel_url=wheel, cuda_tag=tag)
     return install.default.format(version=opt.version.version, image=release.image or "")
-
-
-def flag_key(name: str) -> str:
-    """A flag as a JSON key: no leading dashes, '-' as '_'."""
-    return name.lstrip("-").replace("-", "_")
 
 
 def _switches(eng: EngineProfile, opt: Option) -> dict[str, Any]:
