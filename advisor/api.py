@@ -10,6 +10,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,7 +26,7 @@ class RecommendView(APIView):
 
     @extend_schema(tags=["advisor"], request={"application/json": openapi_schema()},
                    responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
             raise AdvisorInputError("the request body must be a JSON object", "send Content-Type: application/json")
         return Response(recommend(dict(request.data)))

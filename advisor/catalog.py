@@ -26,7 +26,8 @@ _NOISE = {b.lower() for b in gpu_vocabulary().brands} | {"gpu", "generation", "h
 def load_json(name: str) -> dict[str, Any]:
     """One catalog file, parsed once per process."""
     with open(CATALOG_DIR / name, encoding="utf-8") as fh:
-        return json.load(fh)
+        data: dict[str, Any] = json.load(fh)
+    return data
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from huggingface_hub import HfApi, hf_hub_url
+from huggingface_hub import HfApi, get_session, hf_hub_url, hf_raise_for_status
 from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.utils._headers import (
+    build_hf_headers,  # the public helper, imported from its module for the type checker
+)
 
 log = logging.getLogger(__name__)
 

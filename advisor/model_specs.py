@@ -211,7 +211,8 @@ def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str,
 
     The parameter count is the safetensors total when the weights are stored as floats; for packed
     quantized weights (or no metadata) it is computed from the config's shape, and the answer says so."""
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    nested = config.get("text_config")
+    text: dict[str, Any] = nested if isinstance(nested, dict) else config
     hidden = int(_first(text, "hidden_size", "n_embd", "d_model"))
     heads = int(_first(text, "num_attention_heads", "n_head"))
     experts = int(_first(text, "num_experts", "n_routed_experts", "num_local_experts", default=0) or 0)

@@ -107,7 +107,7 @@ class FlagsIn(BaseModel):
     through unchanged (a scalar value)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    __pydantic_extra__: dict[str, FlagValue] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, FlagValue] = Field(init=False)
 
     max_model_len: Tokens | None = _doc(8192)
     max_num_seqs: Annotated[int, Field(ge=1, le=65_536), NOT_BOOL] | None = _doc(64)

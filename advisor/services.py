@@ -31,7 +31,7 @@ def _kv_short(req: Request, opt: Option) -> bool:
     return opt.plan.kv_tokens < share * (req.workload.prompt_tokens + req.workload.output_tokens)
 
 
-def _prerank_key(req: Request, opt: Option) -> tuple:
+def _prerank_key(req: Request, opt: Option) -> tuple[object, ...]:
     return (opt.quant.self_quantize, _kv_short(req, opt), _precision_cost(opt), opt.gpus_per_replica, -quick_throughput(req, opt),
             profile(opt.engine).rank)
 
@@ -55,7 +55,7 @@ def _precision_cost(opt: Option) -> float:
     return opt.quant.tier + (0.5 if opt.kv_dtype else 0.0)
 
 
-def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple:
+def _rank_key(req: Request, opt: Option, est: Estimate) -> tuple[object, ...]:
     """Meets the SLA (else: misses it by the least); runs on weights someone publishes; holds the workload's concurrent requests in its KV
     cache (else requests queue); gives up the least precision; uses the fewest GPUs per replica (tensor
     parallelism only as far as memory needs it, replicas for the rest, as vLLM's distributed-serving
@@ -78,7 +78,7 @@ def _distinct(ranked: list[tuple[Option, Estimate]]) -> list[tuple[Option, Estim
 def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     p = opt.plan
     lines = [
-        f"{opt.dtype}{' with ' + opt.quant.label + ' weights' if opt.quant.method else ''}: weights take "
+        f"{opt.dtype}{' with ' + str(opt.quant.label) + ' weights' if opt.quant.method else ''}: weights take "
         f"{p.weights_gib:.2f} GiB per GPU, activations ~{p.activation_gib:.2f} GiB, leaving {p.kv_cache_gib:.2f} GiB "
         f"of KV cache ({p.kv_tokens} tokens at {p.kv_bytes_per_token / 1024:.0f} KiB/token) within "
         f"{p.gpu_memory_utilization:g} x {req.gpu.usable_gib:.2f} GiB",

@@ -54,17 +54,18 @@ class Command(BaseCommand):
                             help="an engine flag you have fixed, e.g. --flag max_model_len=8192 (repeatable)")
 
     def _request(self, opts: dict[str, Any]) -> dict[str, Any]:
-        raw: Any = {}
+        raw: dict[str, Any] = {}
         if opts["request"]:
             text = sys.stdin.read() if opts["request"] == "-" else Path(opts["request"]).read_text(encoding="utf-8")
             try:
-                raw = json.loads(text)
+                parsed = json.loads(text)
             except ValueError as exc:
                 raise AdvisorInputError(f"the request file is not valid JSON: {exc}", "check the file with `python -m json.tool FILE`") from exc
             except RecursionError:
                 raise AdvisorInputError("the request file nests too deeply to read", "an advisor request is a flat object of a few fields") from None
-            if not isinstance(raw, dict):
+            if not isinstance(parsed, dict):
                 raise AdvisorInputError("the request must be a JSON object", 'e.g. {"gpu": "A100-SXM4-40GB", "model": "..."}')
+            raw = parsed
         for key in SCALARS:
             if opts.get(key) is not None:
                 raw[key] = opts[key] if key in ("gpu", "model", "engine", "engine_version", "cuda") else _value(opts[key])
