@@ -1,4 +1,4 @@
-"""One-time preparation before `make run` serves: migrate, collect static files, load the bundled corpus.
+"""One-time preparation before `make run` serves: migrate, collect static files, load the bundled seed list and knowledge pack.
 
 Runs on every `make run`; each step is idempotent, so a second run changes nothing.
 """
@@ -17,6 +17,7 @@ def main() -> None:
     call_command("migrate", interactive=False, verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
     call_command("load_seed")
+    call_command("load_knowledge_pack")
     call_command("score_papers")  # unchanged papers keep their score, so this is cheap after the first run
     _prepare_broker()
     print(f"InfraWiki data in {settings.DATA_DIR}; web UI at {settings.SITE_URL}/", flush=True)

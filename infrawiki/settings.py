@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "papers",
     "ontology",
     "advisor",
+    "knowledge",
     "frontend",
 ]
 

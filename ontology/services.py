@@ -113,6 +113,59 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
     return counts
 
 
+def _copy_revisions(fact: Fact, revisions: list[dict[str, Any]]) -> int:
+    """Add the revisions of a knowledge file that `fact` lacks (same action, actor and time = same)."""
+    from django.contrib.auth import get_user_model
+
+    have = {(r.action, r.actor, r.created_at) for r in fact.revisions.all()}
+    users = {u.get_username(): u for u in get_user_model().objects.filter(
+        username__in=[r["user"] for r in revisions if r.get("user")])}
+    added = 0
+    for revision in revisions:
+        if (revision["action"], revision["actor"], revision["created_at"]) in have:
+            continue
+        row = FactRevision.objects.create(
+            fact=fact, action=revision["action"], actor=revision["actor"], user=users.get(revision.get("user") or ""),
+            before=revision.get("before"), after=revision.get("after"), note=revision.get("note", ""))
+        FactRevision.objects.filter(pk=row.pk).update(created_at=revision["created_at"])  # keep the original time
+        added += 1
+    return added
+
+
+@transaction.atomic
+def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict[str, Any]], actor: str,
+               key: str | None = None) -> tuple[str, Fact | None]:
+    """Store one fact read from a knowledge file (the starter pack, another instance's export).
+
+    Returns (outcome, fact): "created"; "reviewed" when an unreviewed fact here takes the file's
+    review; "kept" when the fact here is reviewed, or is the same machine fact (never overwritten
+    by a file's machine fact). `key` is the file's fingerprint (an edited fact keeps the one of the
+    extraction it came from, so re-extraction still recognises it). Raises FactValidationError.
+    """
+    fields = _model_fields(data)
+    key = key or fingerprint(data)
+    incoming_reviewed = status in REVIEWED or any(r.get("user") for r in revisions)
+    fact = Fact.objects.filter(paper=paper, fingerprint=key).prefetch_related("revisions").first()
+    if fact is None:
+        reviewed_here = [f for f in Fact.objects.filter(paper=paper).prefetch_related("revisions") if _reviewed(f)]
+        if any(merge_key(snapshot(f)) == merge_key(data) for f in reviewed_here):
+            return "kept", None
+        fields["entity"] = entity_for(fields["subject"])
+        fact = Fact.objects.create(paper=paper, fingerprint=key, status=status, **fields)
+        if not _copy_revisions(fact, revisions):
+            FactRevision.objects.create(fact=fact, action=FactRevision.Action.CREATE, actor=actor, after=snapshot(fact))
+        return "created", fact
+    if _reviewed(fact) or not incoming_reviewed:
+        return "kept", fact
+    for name, value in fields.items():
+        setattr(fact, name, value)
+    fact.entity = entity_for(fact.subject)
+    fact.status = status
+    fact.save()
+    _copy_revisions(fact, revisions)
+    return "reviewed", fact
+
+
 def _review(fact: Fact, user, action: str, status: str, note: str = "") -> Fact:
     before = snapshot(fact)
     fact.status = status

@@ -1,5 +1,6 @@
 """Models of the papers app, one module per concern (papers and parsing; scoring; digest)."""
 from papers.models.digest import DigestDelivery, Subscription
+from papers.models.network import SourceHealth
 from papers.models.paper import (
     Author,
     CodeRepo,
@@ -16,5 +17,5 @@ from papers.models.scoring import Score
 
 __all__ = [
     "Author", "CodeRepo", "DigestDelivery", "IdentityConflict", "Paper", "PaperAuthor", "PaperPage", "PaperRepo",
-    "PipelineEvent", "Score", "Section", "Subscription", "Table",
+    "PipelineEvent", "Score", "Section", "SourceHealth", "Subscription", "Table",
 ]

@@ -49,6 +49,7 @@ class Paper(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW, db_index=True)
     failure_stage = models.CharField(max_length=40, blank=True)
     failure_reason = CleanTextField(blank=True)
+    pdf_queued_at = models.DateTimeField(null=True, blank=True, help_text="when a download of the PDF was last queued")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -17,6 +17,10 @@ class Score(models.Model):
         RECOMMENDED = "recommended", "recommended"
         TO_VERIFY = "to_verify", "to verify"
 
+    class Source(models.TextChoices):
+        COMPUTED = "computed", "computed here from the paper's text"
+        IMPORTED = "imported", "imported with the paper's knowledge (a pack or another instance)"
+
     class Quadrant(models.TextChoices):
         QUICK_WIN = "quick_win", "quick win (high value, low cost)"
         MAJOR_PROJECT = "major_project", "major project (high value, high cost)"
@@ -41,6 +45,8 @@ class Score(models.Model):
     fingerprint = models.CharField(max_length=64, help_text="sha256 of the inputs this row was computed from")
     is_latest = models.BooleanField(default=True, db_index=True)
     scored_at = models.DateTimeField(help_text="the 'now' the time-dependent rules used")
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.COMPUTED,
+                              help_text="imported scores stand until this instance reads the paper's PDF itself")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

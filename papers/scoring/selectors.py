@@ -67,12 +67,18 @@ def repo_inputs(paper: Paper) -> tuple[RepoInput, ...]:
     )
 
 
-def text_parts(paper: Paper) -> tuple[TextPart, ...]:
-    parts = [TextPart("abstract", paper.abstract, 1)] if paper.abstract else []
-    for section in paper.sections.order_by("order"):
+def text_parts_of(abstract: str, sections: Iterable[Any]) -> tuple[TextPart, ...]:
+    """The abstract and each section (anything with number, title, text, page_start) as TextParts;
+    shared by stored papers and the knowledge-pack builder, which scores a parse before storing it."""
+    parts = [TextPart("abstract", abstract, 1)] if abstract else []
+    for section in sections:
         where = f"§{section.number} {section.title}".strip() if section.number else section.title
         parts.append(TextPart(where, section.text, section.page_start))
     return tuple(parts)
+
+
+def text_parts(paper: Paper) -> tuple[TextPart, ...]:
+    return text_parts_of(paper.abstract, paper.sections.order_by("order"))
 
 
 def scoring_input(paper: Paper, facts: Iterable[Any] | None = None) -> ScoringInput:

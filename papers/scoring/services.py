@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from papers.models import Paper, Score
-from papers.scoring.rules import ScoringConfig, score
+from papers.scoring.rules import Scorecard, ScoringConfig, score
 from papers.scoring.selectors import scoring_input
 from papers.services.events import record_event
 
@@ -29,31 +29,54 @@ def scoring_config() -> ScoringConfig:
     )
 
 
+def card_fields(card: Scorecard, now: datetime) -> dict[str, Any]:
+    """A scorecard as Score column values (also what knowledge files carry as a paper's score)."""
+    subs = card.subscores
+    return {
+        "total": card.total, "tier": card.tier,
+        "code_availability": subs["code_availability"].value,
+        "experimental_realism": subs["experimental_realism"].value,
+        "parameter_transparency": subs["parameter_transparency"].value,
+        "community_feedback": subs["community_feedback"].value,
+        "evidence": card.evidence(), "screening": {q: vars(a) for q, a in card.screening.items()},
+        "production_value": card.production_value, "implementation_cost": card.implementation_cost,
+        "quadrant": card.quadrant, "value_matrix": card.value_matrix, "flags": card.flags, "topics": card.topics,
+        "fingerprint": card.fingerprint, "scored_at": now,
+    }
+
+
 @transaction.atomic
 def score_paper(paper: Paper, now: datetime | None = None, facts: Iterable[Any] | None = None) -> tuple[Score, bool]:
     """Score `paper` at `now`; returns (latest score, whether a new row was written)."""
     now = now or timezone.now()
     Paper.objects.select_for_update().filter(pk=paper.pk).first()
-    card = score(scoring_input(paper, facts), now, scoring_config())
     latest = Score.objects.filter(paper=paper, is_latest=True).first()
+    if latest and latest.source == Score.Source.IMPORTED and not paper.pdf_path:
+        return latest, False  # computed elsewhere from the PDF; without it here a rescore would know less
+    card = score(scoring_input(paper, facts), now, scoring_config())
     if latest and latest.fingerprint == card.fingerprint:
         return latest, False
     if latest:
         Score.objects.filter(pk=latest.pk).update(is_latest=False)
-    subs = card.subscores
-    row = Score.objects.create(
-        paper=paper, total=card.total, tier=card.tier,
-        code_availability=subs["code_availability"].value,
-        experimental_realism=subs["experimental_realism"].value,
-        parameter_transparency=subs["parameter_transparency"].value,
-        community_feedback=subs["community_feedback"].value,
-        evidence=card.evidence(), screening={q: vars(a) for q, a in card.screening.items()},
-        production_value=card.production_value, implementation_cost=card.implementation_cost,
-        quadrant=card.quadrant, value_matrix=card.value_matrix, flags=card.flags, topics=card.topics,
-        fingerprint=card.fingerprint, is_latest=True, scored_at=now,
-    )
+    row = Score.objects.create(paper=paper, is_latest=True, **card_fields(card, now))
     record_event(stage="score", paper=paper, message=f"scored {row.total:g}/10 ({row.get_tier_display()})")
     return row, True
+
+
+@transaction.atomic
+def store_imported_score(paper: Paper, fields: dict[str, Any]) -> bool:
+    """Make a scorecard from a knowledge file the paper's latest, unless this instance scored the
+    paper from its own copy of the PDF. True when a row was written (False: the same card is there)."""
+    Paper.objects.select_for_update().filter(pk=paper.pk).first()
+    latest = Score.objects.filter(paper=paper, is_latest=True).first()
+    if paper.pdf_path and latest and latest.source == Score.Source.COMPUTED:
+        return False
+    if latest and latest.source == Score.Source.IMPORTED and latest.fingerprint == fields["fingerprint"]:
+        return False
+    if latest:
+        Score.objects.filter(pk=latest.pk).update(is_latest=False)
+    Score.objects.create(paper=paper, is_latest=True, source=Score.Source.IMPORTED, **fields)
+    return True
 
 
 def score_all(now: datetime | None = None, papers: Iterable[Paper] | None = None) -> dict[str, int]:

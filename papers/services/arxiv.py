@@ -40,7 +40,8 @@ class CrawlReport:
         return text
 
 
-def _set_authors(paper: Paper, names: list[str]) -> None:
+def set_authors(paper: Paper, names: list[str]) -> None:
+    """Replace the paper's author list with `names`, in order."""
     PaperAuthor.objects.filter(paper=paper).delete()
     for position, name in enumerate(names):
         author, _ = Author.objects.get_or_create(name=name[:300])
@@ -127,7 +128,7 @@ def upsert_result(result: arxiv.Result) -> str:
             paper.refresh_from_db()
             was = f"v{old_version}" if old_version else "seed entry"
             record_event(stage="crawl", paper=paper, message=f"{was} replaced by arXiv metadata of v{version}")
-        _set_authors(paper, [_clean(author.name) for author in result.authors])
+        set_authors(paper, [_clean(author.name) for author in result.authors])
         link_code(paper, github_repos(text), PaperRepo.Source.ABSTRACT)
     return outcome
 

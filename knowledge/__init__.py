@@ -1,0 +1,1 @@
+"""Knowledge files: the bundled starter pack and the export/import between instances (one format)."""
