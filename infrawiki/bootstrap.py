@@ -20,6 +20,7 @@ def main() -> None:
     call_command("load_knowledge_pack")
     call_command("score_papers")  # unchanged papers keep their score, so this is cheap after the first run
     _prepare_broker()
+    _start_work()
     print(f"InfraWiki data in {settings.DATA_DIR}; web UI at {settings.SITE_URL}/", flush=True)
 
 
@@ -30,6 +31,14 @@ def _prepare_broker() -> None:
     with app.connection_for_write() as connection, connection.channel() as channel:
         for queue in app.conf.task_queues:
             queue(channel).declare()  # the first declaration creates kombu's tables
+
+
+def _start_work() -> None:
+    """Queue the resume task, so a first run crawls (and fetches waiting PDFs) as soon as the crawl
+    worker is up instead of at the nightly crawl; offline, it records that and retries by itself."""
+    from papers.tasks import resume_work_task
+
+    resume_work_task.delay()
 
 
 if __name__ == "__main__":

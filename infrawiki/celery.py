@@ -47,6 +47,7 @@ app.conf.update(
         "papers.tasks.crawl_*": {"queue": "crawl"},
         "papers.tasks.fetch_*": {"queue": "crawl"},
         "papers.tasks.download_*": {"queue": "crawl"},
+        "papers.tasks.resume_*": {"queue": "crawl"},
         "papers.tasks.parse_*": {"queue": "parse"},
         "papers.tasks.score_*": {"queue": "parse"},
         "papers.tasks.extract_*": {"queue": "extract"},

@@ -154,6 +154,8 @@ if env_str("CELERY_KEY_PREFIX"):
     CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = env_str("CELERY_KEY_PREFIX")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# How often the resume task retries arXiv after an outage and queues PDFs still waiting (seconds).
+RESUME_EVERY_S = env_int("RESUME_EVERY_S", 300, minimum=10)
 CELERY_BEAT_SCHEDULE = {
     "nightly-crawl": {
         "task": "papers.tasks.crawl_arxiv_task",
@@ -169,6 +171,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "papers.tasks.score_all_task",
         "schedule": env_cron("RESCORE_CRON", "30 3 * * *"),
         "options": {"queue": "parse"},
+    },
+    "resume-work": {  # the first crawl, and work waiting for arXiv, start without waiting for the nightly crawl
+        "task": "papers.tasks.resume_work_task",
+        "schedule": float(RESUME_EVERY_S),
+        "options": {"queue": "crawl"},
     },
     "weekly-digest": {
         "task": "papers.tasks.send_digests_task",

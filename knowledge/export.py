@@ -22,7 +22,7 @@ from knowledge.records import (
     TableRecord,
     write_file,
 )
-from ontology.models import Fact, FactRevision
+from ontology.models import Fact, FactRevision, FactTechnique
 from papers.models import Paper, PaperAuthor, Score
 
 SCORE_FIELDS = tuple(name for name in ScoreRecord.model_fields)
@@ -39,7 +39,9 @@ def _fact_record(fact: Fact) -> FactRecord:
     return FactRecord(kind=fact.kind, subject=fact.subject, parameter=fact.parameter, value=fact.value or None,
                       unit=fact.unit or None, condition=fact.condition or None, effect=fact.effect or None,
                       page=fact.page, quote=fact.quote, confidence=fact.confidence, extractor=fact.extractor,
-                      status=fact.status, fingerprint=fact.fingerprint, revisions=revisions)
+                      status=fact.status, fingerprint=fact.fingerprint, revisions=revisions,
+                      techniques=sorted(link.technique.name for link in fact.technique_links.all()
+                                        if link.linked_by == FactTechnique.LinkedBy.PERSON))
 
 
 def paper_record(paper) -> PaperRecord:
@@ -64,7 +66,8 @@ def paper_records(papers) -> list[PaperRecord]:
         "sections", "tables",
         Prefetch("scores", queryset=Score.objects.filter(is_latest=True), to_attr="latest_scores"),
         Prefetch("facts", queryset=Fact.objects.order_by("page", "id").prefetch_related(
-            Prefetch("revisions", queryset=FactRevision.objects.select_related("user").order_by("created_at", "id")))),
+            Prefetch("revisions", queryset=FactRevision.objects.select_related("user").order_by("created_at", "id")),
+            Prefetch("technique_links", queryset=FactTechnique.objects.select_related("technique")))),
     )
     return [paper_record(paper) for paper in papers]
 

@@ -17,7 +17,7 @@ from django.db import transaction
 from knowledge.records import PaperRecord, read_file
 from ontology.schema import FactValidationError
 from ontology.search_index import index_facts, index_paper
-from ontology.services import merge_fact
+from ontology.services import link_facts, merge_fact
 from papers.links import github_repos
 from papers.models import Paper, PaperRepo, Section, Table
 from papers.scoring.services import store_imported_score
@@ -101,7 +101,8 @@ def import_paper(record: PaperRecord, actor: str, report: ImportReport) -> None:
         for number, fact in enumerate(record.facts, start=1):
             try:
                 outcome, stored = merge_fact(paper, fact.fact_data(), status=fact.status, key=fact.fingerprint,
-                                             revisions=[r.model_dump() for r in fact.revisions], actor=actor)
+                                             revisions=[r.model_dump() for r in fact.revisions], actor=actor,
+                                             techniques=fact.techniques)
             except FactValidationError as exc:
                 report.errors.append(f"{record.arxiv_id} fact {number}: {exc}")
                 continue
@@ -114,6 +115,7 @@ def import_paper(record: PaperRecord, actor: str, report: ImportReport) -> None:
         if changed or touched:
             index_paper(paper)
             index_facts(touched)
+            link_facts(touched)
             record_event(stage="import", paper=paper,
                          message=f"loaded from {actor}: {len(touched)} fact(s) stored or reviewed")
     if created:

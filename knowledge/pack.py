@@ -82,7 +82,7 @@ def paper_record(path: Path, seed: dict, as_of: datetime, llm: TradeOffExtractor
         tables=[TableRecord(page=t.page, caption=t.caption, n_rows=t.n_rows, n_cols=t.n_cols) for t in parsed.tables],
         score=ScoreRecord(**card_fields(card, as_of)),
         facts=[FactRecord(**{name: fact.get(name) for name in FactRecord.model_fields
-                             if name not in {"status", "fingerprint", "revisions"}}) for fact in facts],
+                             if name not in {"status", "fingerprint", "revisions", "techniques"}}) for fact in facts],
     )
 
 

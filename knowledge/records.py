@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ontology.schema import MAX_QUOTE
 
@@ -37,13 +37,22 @@ class Header(_Record):
 
 
 class RevisionRecord(_Record):
-    action: Literal["create", "update", "verify", "reject", "edit"]
+    action: str = Field(max_length=20)
     actor: str = Field(max_length=150)
     user: str | None = Field(default=None, max_length=150, description="username of the person, if one")
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
     note: str = Field(default="", max_length=5000)
     created_at: datetime
+
+    @field_validator("action")
+    @classmethod
+    def _known_action(cls, action: str) -> str:
+        from ontology.models import FactRevision
+
+        if action not in FactRevision.Action.values:
+            raise ValueError(f"unknown revision action {action!r}; one of {', '.join(FactRevision.Action.values)}")
+        return action
 
 
 class FactRecord(_Record):
@@ -61,10 +70,11 @@ class FactRecord(_Record):
     status: Literal["extracted", "verified", "rejected"] = "extracted"
     fingerprint: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     revisions: list[RevisionRecord] = Field(default_factory=list)
+    techniques: list[str] = Field(default_factory=list, description="techniques a person linked (the extractor's are recomputed)")
 
     def fact_data(self) -> dict[str, Any]:
         """The fields ontology.schema validates (the extractor output shape)."""
-        return self.model_dump(exclude={"status", "fingerprint", "revisions"})
+        return self.model_dump(exclude={"status", "fingerprint", "revisions", "techniques"})
 
     @property
     def reviewed(self) -> bool:

@@ -132,15 +132,25 @@ def _copy_revisions(fact: Fact, revisions: list[dict[str, Any]]) -> int:
     return added
 
 
+def _link_by_person(fact: Fact, names: list[str]) -> None:
+    """The technique links a person chose on another instance (names outside the vocabulary are dropped)."""
+    if not names:
+        return
+    rows = sync_techniques()
+    FactTechnique.objects.bulk_create([FactTechnique(fact=fact, technique=rows[name], linked_by=FactTechnique.LinkedBy.PERSON)
+                                       for name in names if name in rows], ignore_conflicts=True)
+
+
 @transaction.atomic
 def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict[str, Any]], actor: str,
-               key: str | None = None) -> tuple[str, Fact | None]:
+               key: str | None = None, techniques: list[str] = ()) -> tuple[str, Fact | None]:
     """Store one fact read from a knowledge file (the starter pack, another instance's export).
 
     Returns (outcome, fact): "created"; "reviewed" when an unreviewed fact here takes the file's
     review; "kept" when the fact here is reviewed, or is the same machine fact (never overwritten
     by a file's machine fact). `key` is the file's fingerprint (an edited fact keeps the one of the
-    extraction it came from, so re-extraction still recognises it). Raises FactValidationError.
+    extraction it came from, so re-extraction still recognises it). The caller links the returned
+    facts to techniques (link_facts), once for a whole paper. Raises FactValidationError.
     """
     fields = _model_fields(data)
     key = key or fingerprint(data)
@@ -154,6 +164,7 @@ def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict
         fact = Fact.objects.create(paper=paper, fingerprint=key, status=status, **fields)
         if not _copy_revisions(fact, revisions):
             FactRevision.objects.create(fact=fact, action=FactRevision.Action.CREATE, actor=actor, after=snapshot(fact))
+        _link_by_person(fact, list(techniques))
         return "created", fact
     if _reviewed(fact) or not incoming_reviewed:
         return "kept", fact
@@ -163,6 +174,7 @@ def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict
     fact.status = status
     fact.save()
     _copy_revisions(fact, revisions)
+    _link_by_person(fact, list(techniques))
     return "reviewed", fact
 
 

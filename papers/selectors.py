@@ -5,14 +5,17 @@ The block marked "web" at the end is owned by helper "web" (page and API reads);
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
+from django.utils import timezone
 
-from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, Section
+from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, PipelineEvent, Section
 from papers.models.digest import Subscription
+from papers.models.paper import READ_STATUSES
 from papers.models.scoring import Score
+from papers.services.reachability import ARXIV, health, waiting_for_pdf
 
 # papers (helper "papers"): the contract reads and the pipeline's status counts.
 
@@ -63,15 +66,9 @@ def failed_papers(limit: int = 50) -> QuerySet[Paper]:
 # ---------------------------------------------------------------------------------------------
 
 PAPER_STATUSES = Paper.Status.choices
-# Pipeline stages in order, with the statuses that mean a paper got at least that far.
-_REACHED = {
-    "downloaded": ("downloaded", "parsed", "extracting", "waiting", "extracted"),
-    "parsed": ("parsed", "extracting", "waiting", "extracted"),
-    "extracted": ("extracted",),
-}
 LIST_FIELDS = ("arxiv_id", "version", "title", "published", "primary_category", "status", "failure_reason")
 PAPER_ORDERS = {"published": "published", "score": "score_total", "title": "title", "arxiv_id": "arxiv_id"}
-_STAGE_LABELS = {"downloaded": "PDF downloaded", "parsed": "Parsed", "extracted": "Facts extracted"}
+_STAGE_LABELS = {"downloaded": "PDF downloaded", "parsed": "Parsed", "extracted": "Facts extracted", "scored": "Scored"}
 
 
 def with_latest_score(papers: QuerySet[Paper]) -> QuerySet[Paper]:
@@ -115,28 +112,66 @@ def paper_page(arxiv_id: str) -> Paper | None:
 
 
 def papers_new_since(since: datetime, limit: int = 20) -> list[Paper]:
-    """Papers published (or first seen, when arXiv gave no date) since `since`, newest first."""
-    papers = with_latest_score(Paper.objects.filter(Q(published__gte=since) | Q(published__isnull=True,
-                                                                                 created_at__gte=since)))
-    return list(papers.order_by("-published", "-created_at")[:limit])
+    """Papers arXiv published since `since`, newest first.
+
+    The arXiv date is the only one that says a paper is new: every crawled paper has it, while the
+    seed list, the knowledge pack and uploaded PDFs create rows for papers of any age without it.
+    """
+    papers = with_latest_score(Paper.objects.filter(published__gte=since))
+    return list(papers.order_by("-published", "arxiv_id")[:limit])
 
 
 def top_scored_papers(limit: int = 10) -> list[Paper]:
-    """The best latest scores, highest first."""
-    papers = with_latest_score(Paper.objects.filter(scores__is_latest=True))
+    """The best latest scores of papers that were read (a PDF parsed), highest first; an unread
+    paper's score judges its abstract alone, so it is not ranked against them."""
+    papers = with_latest_score(Paper.objects.filter(scores__is_latest=True, status__in=READ_STATUSES))
     return list(papers.order_by("-score_total", "arxiv_id")[:limit])
 
 
+RATE_WINDOW = timedelta(minutes=15)
+
+
+def _stage_rates(since: datetime) -> dict[str, int]:
+    """Successful steps per pipeline stage since `since` (from the recorded events)."""
+    rows = (PipelineEvent.objects.filter(created_at__gte=since, level=PipelineEvent.Level.INFO, paper__isnull=False)
+            .values_list("stage").annotate(n=Count("id")))
+    return dict(rows)
+
+
 def pipeline_status() -> dict[str, Any]:
-    """How far the papers got: per stage, how many reached it; plus failures and scored papers (2 queries)."""
+    """How far the papers got, per stage: done, waiting, rate (per minute, last 15 minutes) and an ETA.
+
+    "PDF downloaded" and "Parsed" count this instance's own PDFs; "Facts extracted" also counts papers
+    whose facts came with a knowledge file (the starter pack), which is why it can exceed "Parsed".
+    """
+    now = timezone.now()
     by_status = pipeline_counts()
     total = sum(by_status.values())
-    stages = [
-        {"key": key, "label": _STAGE_LABELS[key], "done": sum(by_status.get(s, 0) for s in statuses)}
-        for key, statuses in _REACHED.items()
-    ]
-    stages.append({"key": "scored", "label": "Scored", "done": Score.objects.filter(is_latest=True).count()})
-    return {"total": total, "stages": stages, "failed": by_status.get("failed", 0), "by_status": by_status}
+    here = Paper.objects.exclude(pdf_path="")
+    scored = Score.objects.filter(is_latest=True).count()
+    counts = {
+        "downloaded": (here.count(), Paper.objects.filter(waiting_for_pdf()).count(), "download"),
+        "parsed": (here.filter(status__in=READ_STATUSES).count(), by_status.get("downloaded", 0), "parse"),
+        "extracted": (by_status.get("extracted", 0),
+                      sum(by_status.get(s, 0) for s in ("parsed", "extracting", "waiting")), "extract"),
+        "scored": (scored, max(0, total - scored), "score"),
+    }
+    rates = _stage_rates(now - RATE_WINDOW)
+    stages = []
+    for key, (done, waiting, event_stage) in counts.items():
+        per_min = rates.get(event_stage, 0) / (RATE_WINDOW.total_seconds() / 60)
+        eta = now + timedelta(minutes=waiting / per_min) if per_min and waiting else None
+        stages.append({"key": key, "label": _STAGE_LABELS[key], "done": done, "waiting": waiting,
+                       "per_min": round(per_min, 1), "eta": eta})
+    return {"total": total, "stages": stages, "failed": by_status.get("failed", 0), "by_status": by_status,
+            "read": sum(by_status.get(s, 0) for s in READ_STATUSES)}
+
+
+def network_status() -> dict[str, Any]:
+    """What the dashboard says about arXiv: never tried, reachable, or unreachable since when."""
+    row = health(ARXIV)
+    return {"state": {True: "reachable", False: "unreachable", None: "not tried"}[row.reachable if row else None],
+            "health": row, "waiting": Paper.objects.filter(waiting_for_pdf()).count()}
 
 
 def latest_scores(*, tier: str | None = None, quadrant: str | None = None,

@@ -20,6 +20,8 @@ import random
 import arxiv
 import requests
 from celery import chain, shared_task
+from django.conf import settings
+from django.utils import timezone
 
 from ontology.extraction.llm import LlmUnavailable
 from papers.clients.download import DownloadError
@@ -30,10 +32,19 @@ from papers.scoring.tasks import score_all_task, score_paper_task
 from papers.services import crawl_arxiv, download_paper_pdf, fail_paper, parse_paper_pdf, record_event
 from papers.services.extraction import ExtractionFailed, extract_paper
 from papers.services.github import repos_to_sync, sync_repo
+from papers.services.reachability import (
+    claim_waiting_pdfs,
+    crawl_due,
+    health,
+    mark_reachable,
+    mark_unreachable,
+    polite_countdowns,
+)
 
 __all__ = [
     "crawl_arxiv_task", "crawl_github_task", "download_pdf_task", "extract_paper_task", "fetch_repo_task",
-    "parse_pdf_task", "pipeline_for", "score_all_task", "score_paper_task", "send_digests_task",
+    "parse_pdf_task", "pipeline_for", "queue_waiting_pdfs", "resume_work_task", "score_all_task", "score_paper_task",
+    "send_digests_task",
 ]
 log = logging.getLogger(__name__)
 TRANSIENT_ARXIV = (requests.ConnectionError, requests.Timeout, arxiv.HTTPError, arxiv.UnexpectedEmptyPageError)
@@ -58,14 +69,45 @@ def crawl_arxiv_task(self, query: str | None = None, max_results: int | None = N
         if self.request.retries >= self.max_retries:
             message = f"arXiv unreachable or failing after {self.max_retries} retries: {exc}"
             record_event(stage="crawl", message=message, error=True)
+            mark_unreachable(message, settings.RESUME_EVERY_S)  # the resume task tries again then
             return {"new": [], "updated": [], "errors": [message], "pages": 0}
-        raise self.retry(exc=exc, countdown=backoff_s(self.request.retries, base=60)) from exc
+        countdown = backoff_s(self.request.retries, base=60)
+        mark_unreachable(f"{type(exc).__name__}: {exc}", countdown)
+        raise self.retry(exc=exc, countdown=countdown) from exc
+    mark_reachable()
     for arxiv_id in report.new + report.updated:
         paper_id = Paper.objects.filter(arxiv_id=arxiv_id).values_list("pk", flat=True).first()
         if paper_id is not None:
+            Paper.objects.filter(pk=paper_id).update(pdf_queued_at=timezone.now())
             pipeline_for(paper_id).apply_async()
-    log.info("arXiv crawl: %s", report.summary())
-    return {"new": report.new, "updated": report.updated, "errors": report.errors, "pages": report.pages}
+    queued = queue_waiting_pdfs()
+    log.info("arXiv crawl: %s; %d waiting PDF(s) queued", report.summary(), queued)
+    return {"new": report.new, "updated": report.updated, "errors": report.errors, "pages": report.pages,
+            "queued_waiting": queued}
+
+
+def queue_waiting_pdfs(limit: int = 500) -> int:
+    """Queue the download -> parse -> extract chain of papers waiting for their PDF, politely spaced."""
+    ids = claim_waiting_pdfs(limit)
+    for paper_id, countdown in zip(ids, polite_countdowns(len(ids)), strict=True):
+        pipeline_for(paper_id).apply_async(countdown=countdown)
+    return len(ids)
+
+
+@shared_task(name="papers.tasks.resume_work_task")
+def resume_work_task() -> dict:
+    """Start or resume the work that needs arXiv (beat, every RESUME_EVERY_S; and once at `make run`).
+
+    Never crawled, or arXiv unreachable and the next try due: crawl now (it queues the waiting PDFs
+    when it succeeds). arXiv reachable: queue any PDFs still waiting. Otherwise wait for next_try_at.
+    """
+    if crawl_due():
+        crawl_arxiv_task.delay()
+        return {"action": "crawl"}
+    row = health()
+    if row is not None and row.reachable:
+        return {"action": "queue", "queued": queue_waiting_pdfs()}
+    return {"action": "wait", "next_try_at": row.next_try_at.isoformat() if row and row.next_try_at else None}
 
 
 @shared_task(bind=True, name="papers.tasks.download_pdf_task", max_retries=5)
@@ -77,6 +119,8 @@ def download_pdf_task(self, paper_id: int) -> int | None:
     try:
         return paper_id if download_paper_pdf(paper) else None
     except DownloadError as exc:
+        if not exc.permanent:
+            mark_unreachable(exc.reason, backoff_s(self.request.retries))
         if self.request.retries >= self.max_retries:
             fail_paper(paper, "download", f"{exc.reason} (gave up after {self.max_retries} retries)")
             return None

@@ -20,6 +20,8 @@ from papers.scoring.rules import HIGH_COST, HIGH_VALUE
 def _pipeline_context() -> dict:
     return {
         "pipeline": paper_selectors.pipeline_status(),
+        "network": paper_selectors.network_status(),
+        "fact_count": ontology_selectors.live_facts().count(),
         "running": ontology_selectors.running_extractions(limit=10),
     }
 

@@ -59,6 +59,15 @@ class Paper(models.Model):
     def __str__(self) -> str:
         return f"{self.arxiv_id}v{self.version} {self.title[:60]}"
 
+    @property
+    def is_read(self) -> bool:
+        """Its PDF has been parsed (here, or by the pipeline that built an imported knowledge file);
+        until then a score judges the title and abstract only, so pages say "not read yet" instead."""
+        return self.status in READ_STATUSES
+
+
+READ_STATUSES = (Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED)
+
 
 class PaperAuthor(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE)

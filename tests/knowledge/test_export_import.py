@@ -11,7 +11,14 @@ from django.core.management import CommandError, call_command
 from knowledge.export import export_knowledge
 from knowledge.load import import_knowledge
 from ontology.models import Entity, Fact, FactRevision, SearchDocument
-from ontology.services import edit_fact, reject_fact, store_facts, verify_fact
+from ontology.services import (
+    edit_fact,
+    fact_technique_names,
+    reject_fact,
+    set_fact_techniques,
+    store_facts,
+    verify_fact,
+)
 from papers.models import Paper, Section
 from tests.ontology.conftest import make_fact
 
@@ -26,6 +33,7 @@ def _reviewed_wiki(paper, editor) -> None:
         make_fact(parameter="chunk_size", value="512", unit="tokens", quote="a chunk size of 512 tokens", page=11),
     ])
     verify_fact(Fact.objects.get(parameter="block_size"), editor, note="checked p.12")
+    set_fact_techniques(Fact.objects.get(parameter="block_size"), editor, ["prefix_caching"])
     edit_fact(Fact.objects.get(parameter="gpu_count"), editor, {"value": "4"}, note="table 2 says 4")
     reject_fact(Fact.objects.get(parameter="chunk_size"), editor)
 
@@ -56,6 +64,7 @@ def test_an_export_imported_into_an_empty_database_keeps_reviews_and_history(pap
     verify = FactRevision.objects.get(action="verify")
     assert verify.user.username == "editor"  # the person exists here, so the revision points at them
     assert Section.objects.get(paper__arxiv_id=paper.arxiv_id).title == "Method"
+    assert fact_technique_names(Fact.objects.get(parameter="block_size")) == ["prefix_caching"]  # a person's choice
     searchable = SearchDocument.objects.filter(doc_type="fact").values_list("fact__parameter", flat=True)
     assert sorted(searchable) == ["block_size", "gpu_count"]  # at once, and without the rejected fact
 
