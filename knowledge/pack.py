@@ -26,9 +26,9 @@ from knowledge.records import (
     write_file,
 )
 from ontology.extraction.pipeline import TradeOffExtractor, extract_document
-from ontology.extraction.text import load_pdf
 from papers.links import github_repos
 from papers.pdf import ParsedPdf, parse_pdf
+from papers.pdf.document import extraction_document
 from papers.scoring.inputs import RepoInput, ScoringInput
 from papers.scoring.rules import score
 from papers.scoring.selectors import fact_input, text_parts_of
@@ -63,7 +63,7 @@ def paper_record(path: Path, seed: dict, as_of: datetime, llm: TradeOffExtractor
     entry = seed.get(arxiv_id, {})
     title = entry.get("title") or parsed.title
     abstract = parsed.abstract or entry.get("abstract") or ""
-    document = load_pdf(path)
+    document = extraction_document(parsed)  # the one reading of the PDF, as the pipeline hands it over
     document.title, document.abstract = title, abstract
     facts = extract_document(document, llm=llm).facts
     code = github_repos(entry.get("code_url") or "") or github_repos(parsed.abstract)

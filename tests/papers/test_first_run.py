@@ -1,6 +1,6 @@
 """The first run starts the work, and an outage is said plainly and healed by itself: the real
 `arxiv` client and PDF downloads against a loopback replay of recorded arXiv answers, with the
-tasks run eagerly (each retry at once), server up, then down, then up again."""
+the crawl worker's steps run in the test process (each retry at once), server up, then down, then up again."""
 from __future__ import annotations
 
 import socket
@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from papers.models import Paper, SourceHealth
 from papers.services.reachability import health
-from papers.tasks import crawl_arxiv_task, resume_work_task
+from papers.tasks import crawl_arxiv_task, pipeline_for, resume_work_task
 from tests.papers.replay import ArxivReplay
 
 pytestmark = pytest.mark.django_db
@@ -39,14 +39,27 @@ def arxiv_up(corpus_dir: Path, corpus_pdfs: dict[str, Path], settings, data_dir)
         yield server
 
 
-@pytest.fixture
-def eager(memory_broker):
-    """Tasks sent by the tasks run at once in this process (extraction, sent by name, stays queued)."""
-    memory_broker.conf.task_always_eager = True
-    try:
-        yield memory_broker
-    finally:
-        memory_broker.conf.task_always_eager = False
+def take_queued(app, queue: str) -> list[tuple[str, list, str | None]]:
+    """Take the messages sent to `queue` (the in-memory broker): (task name, args, eta)."""
+    taken = []
+    with app.connection_for_write() as conn:
+        simple = conn.SimpleQueue(queue)
+        while True:
+            try:
+                message = simple.get(block=False)
+            except simple.Empty:
+                return taken
+            taken.append((message.headers["task"], message.payload[0], message.headers.get("eta")))
+            message.ack()
+
+
+def run_crawl(app) -> list[int]:
+    """What the crawl worker does with the queued crawl: run it, and return the papers whose
+    download it queued (in order), leaving those downloads unrun."""
+    queued = take_queued(app, "crawl")
+    assert [name for name, *_ in queued] == ["papers.tasks.crawl_arxiv_task"]
+    crawl_arxiv_task.apply()
+    return [args[0] for name, args, _ in take_queued(app, "crawl") if name == "papers.tasks.download_pdf_task"]
 
 
 def waiting_seed_paper(server: ArxivReplay) -> Paper:
@@ -54,42 +67,48 @@ def waiting_seed_paper(server: ArxivReplay) -> Paper:
                                 pdf_url=f"{server.url}/pdf/2309.06180")
 
 
-def test_the_first_run_crawls_at_once_and_fetches_the_waiting_pdfs(arxiv_up, eager, client, settings) -> None:
+def test_the_first_run_crawls_at_once_and_fetches_the_waiting_pdfs(arxiv_up, memory_broker, client,
+                                                                  settings) -> None:
     seed = waiting_seed_paper(arxiv_up)
-    assert resume_work_task.delay().get() == {"action": "crawl"}  # what `make run` sends
-    seed.refresh_from_db()
-    assert seed.status == Paper.Status.PARSED and seed.pdf_path
-    assert Paper.objects.filter(status=Paper.Status.PARSED).count() == 11  # 10 crawled + the seed paper
+    assert resume_work_task.apply().get() == {"action": "crawl"}  # what `make run` sends: the crawl starts now
+    downloads = run_crawl(memory_broker)
     assert health().reachable is True
+    assert sorted(downloads) == sorted(Paper.objects.values_list("pk", flat=True))  # 10 crawled + the seed paper
+    assert downloads[-1] == seed.pk and Paper.objects.filter(pdf_queued_at__isnull=False).count() == 11
+    pipeline_for(seed.pk).apply()  # the seed paper's queued chain: download, parse (extraction is queued)
+    seed.refresh_from_db()
+    assert seed.is_read and seed.pdf_path and seed.pages.exists()
     page = client.get(reverse("frontend:dashboard")).content.decode()
-    assert "arXiv answered at" in page and "0 papers waiting for their PDF" in page
-    assert "11 papers known, 11 read" in page and "/min" in page  # the parse rate of the last minutes
+    assert "arXiv answered at" in page and "11 papers known, 1 read" in page
+    assert "/min" in page  # the download and parse rates of the last minutes
 
     settings.ARXIV_API_URL = closed_port_url()
-    crawl_arxiv_task.delay()  # the nightly crawl, with arXiv down
+    crawl_arxiv_task.apply()  # the nightly crawl, with arXiv down (eager: every retry at once)
     assert health().reachable is False
     page = client.get(reverse("frontend:pipeline")).content.decode()
     assert "arXiv unreachable since" in page and "showing the bundled knowledge" in page
 
 
-def test_offline_the_dashboard_says_so_and_the_work_resumes_when_arxiv_returns(arxiv_up, eager, client,
+def test_offline_the_dashboard_says_so_and_the_work_resumes_when_arxiv_returns(arxiv_up, memory_broker, client,
                                                                                 settings) -> None:
     seed = waiting_seed_paper(arxiv_up)
     online = settings.ARXIV_API_URL
     settings.ARXIV_API_URL = closed_port_url()
-    resume_work_task.delay()
+    resume_work_task.apply()
+    take_queued(memory_broker, "crawl")
+    crawl_arxiv_task.apply()
     row = health()
     assert row.reachable is False and row.unreachable_since and row.next_try_at > timezone.now()
     page = client.get(reverse("frontend:dashboard")).content.decode()
     assert "arXiv unreachable since" in page and "showing the bundled knowledge" in page
     assert "1 paper waiting for its PDF" in page and "next try at" in page
-    assert not [r for r in arxiv_up.requests if r["path"].startswith("/pdf/")]  # no download attempted offline
-    assert resume_work_task.delay().get()["action"] == "wait"  # before the next try nothing is sent
+    assert resume_work_task.apply().get()["action"] == "wait"  # before the next try nothing is sent
+    assert take_queued(memory_broker, "crawl") == []  # and no download is queued while offline
 
     settings.ARXIV_API_URL = online  # the network is back ...
     SourceHealth.objects.update(next_try_at=timezone.now() - timedelta(seconds=1))  # ... and the next try is due
-    assert resume_work_task.delay().get() == {"action": "crawl"}
-    seed.refresh_from_db()
-    assert seed.status == Paper.Status.PARSED and health().reachable is True
+    assert resume_work_task.apply().get() == {"action": "crawl"}
+    assert seed.pk in run_crawl(memory_broker)
+    assert health().reachable is True
     page = client.get(reverse("frontend:dashboard")).content.decode()
     assert "unreachable" not in page and "arXiv answered at" in page
