@@ -14,6 +14,7 @@ from advisor.estimate import Estimate, arrival_model, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
 from advisor.planner import Option, Plan, enumerate_options
 from advisor.profiles import profile, profiles
+from advisor.techniques import techniques_for
 from advisor.validation import AdvisorInputError, Request, parse_request
 from advisor.verdict import verdict
 from advisor.versions import at_least
@@ -183,6 +184,8 @@ def recommend(raw: dict[str, Any]) -> dict[str, Any]:
     plan, chosen = _search(req)
     literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []
     recommendations = [_recommendation(req, opt, est, literature) for opt, est in chosen]
+    for rec in recommendations:
+        rec["techniques"] = techniques_for(req.normalised(), rec)
     warnings = [*req.warnings, *plan.log.warnings]
     if req.cuda is None:
         warnings += sorted({f"driver CUDA version not given: {r['engine']} {r['engine_version']} wheels need a driver "
