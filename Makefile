@@ -50,6 +50,10 @@ bench-search-quality: $(STAMP)
 bench-api: $(STAMP)
 	$(PY) -m benchmarks.api
 
+# minutes: ingests ../shared/corpus/pdfs into a throw-away database, then diagnose's dev and held-out hit rates
+bench-diagnose: $(STAMP)
+	$(PY) -m benchmarks.diagnose
+
 # minutes: our engine against the advisor's performance model (not part of `make bench`)
 bench-calibrate: $(STAMP)
 	$(PY) -m benchmarks.calibrate

@@ -2,7 +2,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from frontend.views import account, advisor, dashboard, login, papers, review, search, upload, wiki
+from frontend.views import account, advisor, dashboard, login, papers, review, search, setup, techniques, upload, wiki
 from papers import arxiv_ids
 
 app_name = "frontend"
@@ -19,6 +19,11 @@ urlpatterns = [
     path("parameters/", wiki.parameter_index, name="parameters"),
     path("parameters/<str:name>/", wiki.parameter_page, name="parameter"),
     path("entities/<str:key>/", wiki.entity_page, name="entity"),
+    path("facts/<int:fact_id>/techniques/", techniques.fact_techniques, name="fact-techniques"),
+    path("techniques/", techniques.technique_index, name="techniques"),
+    path("techniques/<str:name>/", techniques.technique_page, name="technique"),
+    path("diagnose/", techniques.diagnose_page, name="diagnose"),
+    path("setup/", setup.save_setup, name="save-setup"),
     path("advisor/", advisor.advisor_form, name="advisor"),
     path("advisor/result/", advisor.advisor_result, name="advisor-result"),
     path("account/", account.account, name="account"),

@@ -7,6 +7,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from advisor.diagnose_api import DiagnoseView
 from infrawiki.api_token import obtain_token
 from ontology.api import EntityViewSet, FactViewSet, ParameterViewSet, SearchView
 from papers.api import MySubscriptionView, PaperViewSet, RepoViewSet, ScoreViewSet
@@ -23,6 +24,7 @@ urlpatterns = [
     path("", include(router.urls)),
     path("search", SearchView.as_view(), name="search"),
     path("advisor/", include("advisor.urls")),
+    path("diagnose", DiagnoseView.as_view(), name="diagnose"),
     path("me/subscription/", MySubscriptionView.as_view(), name="my-subscription"),
     path("auth/token/", obtain_token, name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

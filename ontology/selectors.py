@@ -258,6 +258,21 @@ def techniques_of_facts(fact_ids: list[int]) -> dict[int, list[str]]:
     return dict(out)
 
 
+def paper_techniques(paper_id: int) -> list[str]:
+    """Techniques a paper discusses by name in at least two of its facts (a passing mention is not enough)."""
+    counts: dict[str, int] = defaultdict(int)
+    for link in (FactTechnique.objects.filter(fact__paper_id=paper_id).exclude(fact__status=Fact.Status.REJECTED)
+                 .select_related("fact", "technique")):
+        counts[link.technique.name] += link.technique.name in techniques_in_text(link.fact.quote)
+    return [name for name in techniques() if counts.get(name, 0) >= 2]
+
+
+def paper_model_sizes(paper_id: int) -> list[float]:
+    """The model sizes (billions of parameters) a paper's facts state."""
+    return sorted({v for v in live_facts().filter(paper_id=paper_id, parameter="model_size_b")
+                   .values_list("value_num", flat=True) if v})
+
+
 def technique_wiki(name: str) -> dict[str, Any] | None:
     """A technique's wiki page: its description, and the papers and facts about it (by paper)."""
     spec = techniques().get(name)

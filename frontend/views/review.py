@@ -15,6 +15,7 @@ from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
 from ontology.schema import FactValidationError
+from ontology.techniques import techniques
 from papers import selectors as paper_selectors
 
 PAGE_SIZE = 20
@@ -52,7 +53,10 @@ def fact_page(request: HttpRequest, fact_id: int) -> HttpResponse:
                 return redirect("frontend:fact", fact_id=fact.id)
     elif can_review:
         form = FactEditForm(initial={f: getattr(fact, f) for f in FactEditForm.base_fields if f != "note"})
-    return render(request, "frontend/fact_detail.html", {"fact": fact, "form": form, "can_review": can_review})
+    linked = set(ontology_services.fact_technique_names(fact))
+    choices = [{"name": name, "title": spec.title, "checked": name in linked} for name, spec in techniques().items()]
+    return render(request, "frontend/fact_detail.html", {"fact": fact, "form": form, "can_review": can_review,
+                                                         "technique_choices": choices})
 
 
 def _back(request: HttpRequest, fallback: str) -> HttpResponse:

@@ -1,0 +1,176 @@
+"""Diagnose: a production symptom or error message in plain words -> the techniques that address it, with
+engine flags, paper evidence and production reports from crawled GitHub issues.
+
+Runs for `manage.py diagnose`, `POST /api/diagnose` and the /diagnose/ page. Techniques are ranked by
+three signals: how close the text is to the symptoms each technique lists (embedding similarity and
+shared words, ontology/data/techniques.json), whether it uses a technique's own words, and which
+techniques the facts that hybrid search finds for the text are linked to. Each finding cites the
+linked facts nearest to the text (one per paper), the flags engines ship it under (advisor.profiles),
+and the repository issues whose titles speak of it. Text that matches no symptom and no technique is
+answered as such, never with the nearest unrelated technique.
+"""
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+import numpy as np
+from django.apps import apps
+
+from advisor import profiles
+from advisor.validation import AdvisorInputError
+from ontology import selectors as ontology_selectors
+from ontology.techniques import TechniqueSpec, techniques, techniques_in_text
+
+MAX_QUERY_CHARS = 2000
+MAX_FINDINGS = 3
+EVIDENCE_PER_FINDING = 3
+REPORTS_PER_FINDING = 3
+SEARCH_HITS = 30
+# Below this similarity to every listed symptom, and with no technique word or shared symptom word,
+# the text is about something the vocabulary does not cover.
+MIN_SIMILARITY = 0.40
+# A finding must reach this share of the best finding's score: the tail is noise, not a second cause.
+MIN_SHARE = 0.6
+_STOP = frozenset((
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "without", "is", "are", "was",
+    "were", "be", "been", "it", "its", "this", "that", "my", "our", "we", "i", "you", "when", "while",
+    "after", "before", "under", "over", "too", "very", "keep", "keeps", "getting", "get", "gets", "has",
+    "have", "had", "do", "does", "did", "not", "no", "so", "than", "then", "there", "their", "they", "at",
+    "by", "from", "as", "into", "up", "down", "all", "any", "each", "many", "much", "more", "most", "some",
+    "same", "every", "whenever",
+))
+
+
+class DiagnoseInputError(AdvisorInputError):
+    """Text diagnose cannot work with (`error`, and a `hint` saying what to send instead); the API
+    answers it with HTTP 400 like any advisor input error."""
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased, crudely stemmed words of `text` without stop words."""
+    return {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1}
+
+
+@cache
+def _symptom_table() -> tuple[list[str], list[str], np.ndarray]:
+    """(technique per row, symptom text per row, unit embedding per row) over the whole vocabulary."""
+    names, texts = [], []
+    for name, spec in techniques().items():
+        for symptom in spec.symptoms:
+            names.append(name)
+            texts.append(symptom)
+    return names, texts, ontology_selectors.text_embeddings(texts)
+
+
+def _lexical(words: set[str], spec: TechniqueSpec) -> tuple[float, str | None]:
+    """Best share of a symptom's words the text contains, and that symptom."""
+    best, which = 0.0, None
+    for symptom in spec.symptoms:
+        want = content_words(symptom)
+        share = len(words & want) / len(want) if want else 0.0
+        if share > best:
+            best, which = share, symptom
+    return best, which
+
+
+def _fact_votes(query: str) -> dict[str, float]:
+    """Reciprocal-rank votes of the facts search finds for the text, per technique they are linked to."""
+    hits = ontology_selectors.hybrid_search(query, limit=SEARCH_HITS, types=("fact",))
+    linked = ontology_selectors.techniques_of_facts([h["fact_id"] for h in hits if h.get("fact_id")])
+    votes: dict[str, float] = {}
+    for rank, hit in enumerate(hits):
+        for name in linked.get(hit.get("fact_id"), []):
+            votes[name] = votes.get(name, 0.0) + 1.0 / (rank + 10)
+    top = max(votes.values(), default=0.0)
+    return {name: v / top for name, v in votes.items()} if top else {}
+
+
+def rank_techniques(query: str) -> list[dict[str, Any]]:
+    """Techniques for the text, best first: name, score, similarity, symptom (the listed one it matches best)."""
+    names, texts, matrix = _symptom_table()
+    sims = matrix @ ontology_selectors.text_embeddings([query])[0]
+    words = content_words(query)
+    named = set(techniques_in_text(query))
+    votes = _fact_votes(query)
+    ranked = []
+    for name, spec in techniques().items():
+        rows = [i for i, n in enumerate(names) if n == name]
+        best_row = max(rows, key=lambda i: sims[i])
+        similarity = float(sims[best_row])
+        lexical, symptom = _lexical(words, spec)
+        if similarity < MIN_SIMILARITY and lexical < 0.5 and name not in named:
+            continue
+        score = similarity + 0.5 * lexical + 0.3 * (name in named) + 0.3 * votes.get(name, 0.0)
+        ranked.append({"name": name, "score": round(score, 4), "similarity": round(similarity, 4),
+                       "symptom": symptom if lexical >= similarity else texts[best_row]})
+    ranked.sort(key=lambda r: (-r["score"], r["name"]))
+    if ranked:
+        ranked = [r for r in ranked if r["score"] >= MIN_SHARE * ranked[0]["score"]]
+    return ranked[:MAX_FINDINGS]
+
+
+def _evidence(vector, name: str) -> list[dict[str, Any]]:
+    """The linked facts nearest to the text, one per paper, from papers that discuss the technique by name."""
+    rows = ontology_selectors.technique_facts_near(vector, name, limit=80)
+    named: dict[str, int] = {}
+    for row in rows:
+        named[row["paper"]] = named.get(row["paper"], 0) + row["names_technique"]
+    out, seen = [], set()
+    for row in sorted(rows, key=lambda r: (named[r["paper"]] == 0, r["distance"])):
+        if row["paper"] not in seen:
+            seen.add(row["paper"])
+            out.append({"paper": row["paper"], "page": row["page"], "quote": row["quote"]})
+        if len(out) == EVIDENCE_PER_FINDING:
+            break
+    return out
+
+
+def _actions(name: str) -> list[dict[str, Any]]:
+    return [{"engine": f.engine, "flag": f.flag, "since": f.since} for f in profiles.technique_flags(name)]
+
+
+def _reports(name: str, symptom: str) -> list[dict[str, str]]:
+    """Issues of crawled repositories whose titles use the technique's words or two words of its matched symptom."""
+    code_repo = apps.get_model("papers", "CodeRepo")
+    found = []
+    for full_name, signals in code_repo.objects.exclude(production_signals=[]).values_list("full_name",
+                                                                                            "production_signals"):
+        for signal in signals or []:
+            title = signal.get("title") or ""
+            if name in techniques_in_text(title) or len(content_words(symptom) & content_words(title)) >= 2:
+                found.append({"repo": full_name, "issue": signal.get("url", ""), "title": title})
+    return found[:REPORTS_PER_FINDING]
+
+
+def diagnose(text: str) -> dict[str, Any]:
+    """`{"query", "findings": [{"technique", "title", "why", "actions", "evidence", "reports"}], "answered", "message"}`."""
+    if not isinstance(text, str) or not text.strip():
+        raise DiagnoseInputError("describe the symptom or paste the error message",
+                                 'e.g. diagnose "CUDA out of memory with many concurrent requests"')
+    query = " ".join(text.split())
+    if len(query) > MAX_QUERY_CHARS:
+        raise DiagnoseInputError(f"the text is {len(query)} characters; at most {MAX_QUERY_CHARS} are read",
+                                 "paste the error line and a sentence about when it happens")
+    vector = ontology_selectors.text_embeddings([query])[0]
+    findings = []
+    for ranked in rank_techniques(query):
+        spec = techniques()[ranked["name"]]
+        findings.append({
+            "technique": spec.name, "title": spec.title,
+            "why": f"{spec.description} It is known for: {ranked['symptom']}.",
+            "actions": _actions(spec.name), "evidence": _evidence(vector, spec.name),
+            "reports": _reports(spec.name, ranked["symptom"]),
+        })
+    message = "" if findings else ("This does not match any serving symptom or technique InfraWiki knows "
+                                   "(see /techniques/); describe what you observe while serving, e.g. latency, "
+                                   "memory or throughput, or paste the error message.")
+    return {"query": query, "findings": findings, "answered": bool(findings), "message": message}

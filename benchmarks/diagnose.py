@@ -1,0 +1,97 @@
+"""`python -m benchmarks.diagnose [--split dev|heldout|both] [--reuse] [--keep]`: diagnose hit rate on symptom questions.
+
+Run by hand or `make bench-diagnose`, never in tests. It builds a throw-away database, ingests every
+PDF of ../shared/corpus/pdfs (parse + rule extraction, no LLM, so the figure does not depend on a
+server), then asks each question of tests/data/diagnose_dev.json or diagnose_heldout.json and counts
+a hit when an expected paper is cited by the evidence of the top 3 findings. The development
+questions' unanswerable texts must come back with no findings. `--keep` then `--reuse` skips the
+ingest on a second run (about two minutes on a laptop CPU).
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SPLITS = {"dev": ROOT / "tests" / "data" / "diagnose_dev.json",
+          "heldout": ROOT / "tests" / "data" / "diagnose_heldout.json"}
+TOP = 3
+
+
+def ingest_corpus(pdfs: Path) -> int:
+    """Ingest and extract every corpus PDF (named <arXiv id>.pdf) into the current database."""
+    from django.core.management import call_command
+
+    paths = sorted(pdfs.glob("*.pdf"))
+    for path in paths:
+        with redirect_stdout(io.StringIO()):
+            call_command("ingest_pdf", str(path), arxiv_id=path.stem)
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        call_command("extract_papers", all=True, no_llm=True)
+    return len(paths)
+
+
+def cited(result: dict) -> list[str]:
+    return [e["paper"] for f in result["findings"][:TOP] for e in f["evidence"]]
+
+
+def evaluate(split: str, verbose: bool) -> dict:
+    from advisor.diagnose import diagnose
+
+    data = json.loads(SPLITS[split].read_text())
+    hits = 0
+    for question in data["questions"]:
+        result = diagnose(question["query"])
+        hit = bool(set(cited(result)) & set(question["papers"]))
+        hits += hit
+        if verbose:
+            print(f"  {'HIT ' if hit else 'miss'} {question['query']!r} -> "
+                  f"{[(f['technique'], [e['paper'] for e in f['evidence']]) for f in result['findings']]}")
+    refused = sum(not diagnose(text)["findings"] for text in data.get("unanswerable", []))
+    return {"questions": len(data["questions"]), "hits": hits, "unanswerable": len(data.get("unanswerable", [])),
+            "refused": refused}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.diagnose", description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both")
+    parser.add_argument("--corpus", default=os.environ.get("INFRAWIKI_SHARED_DIR", str(ROOT.parent / "shared")))
+    parser.add_argument("--keep", action="store_true", help="keep the database for a later --reuse")
+    parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting")
+    parser.add_argument("--db-name", default="infrawiki_diagnose_bench")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each question's findings")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    original_name = connection.settings_dict["NAME"]
+    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": args.db_name}
+    connection.creation.create_test_db(verbosity=0, autoclobber=not args.reuse, keepdb=args.reuse)
+    try:
+        if not args.reuse:
+            started = time.perf_counter()
+            count = ingest_corpus(Path(args.corpus) / "corpus" / "pdfs")
+            print(f"ingested and extracted {count} corpus PDFs in {time.perf_counter() - started:.0f} s", flush=True)
+        for split in (["dev", "heldout"] if args.split == "both" else [args.split]):
+            r = evaluate(split, args.verbose)
+            print(f"{split}: hit@{TOP} findings {r['hits']}/{r['questions']} = {r['hits'] / r['questions']:.2f}"
+                  + (f"; unanswerable refused {r['refused']}/{r['unanswerable']}" if r["unanswerable"] else ""),
+                  flush=True)
+    finally:
+        if args.keep:
+            print(f"kept database {connection.settings_dict['NAME']}")
+        else:
+            connection.creation.destroy_test_db(original_name, verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""Technique pages, the editor's technique links on a fact page (a revision), diagnose in the browser UI,
+and the saved setup that makes a paper page say whether the paper applies."""
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from ontology.models import FactRevision
+from ontology.services import fact_technique_names, link_facts
+from tests.frontend.data import password
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(web, name: str | None = None) -> Client:
+    client = Client()
+    if name:
+        assert client.login(username=name, password=password(name))
+    return client
+
+
+def test_a_technique_page_lists_the_papers_and_facts_linked_to_it_and_the_engine_flags(web):
+    link_facts(list(web.facts.values()))
+    page = _client(web).get("/techniques/chunked_prefill/")
+    body = page.content.decode()
+    assert page.status_code == 200 and "Chunked prefill" in body
+    assert "arXiv:2403.02310" in body and "a chunk size of 512 tokens" in body
+    assert "--enable-chunked-prefill" in body
+    index = _client(web).get("/techniques/").content.decode()
+    assert "/techniques/prefix_caching/" in index
+    assert _client(web).get("/techniques/warp_drive/").status_code == 404
+
+
+def test_an_editor_sets_a_facts_techniques_and_the_history_shows_it_an_outsider_cannot(web):
+    fact = web.facts["block_size"]
+    link_facts([fact])
+    outsider = _client(web, "outsider").post(f"/facts/{fact.pk}/techniques/", {"technique": ["prefix_caching"]})
+    assert outsider.status_code == 403 and fact_technique_names(fact) == ["paged_kv_cache"]
+    editor = _client(web, "editor")
+    done = editor.post(f"/facts/{fact.pk}/techniques/", {"technique": ["paged_kv_cache", "prefix_caching"],
+                                                        "note": "blocks are shared between prefixes"})
+    assert done.status_code == 302
+    assert fact_technique_names(fact) == ["paged_kv_cache", "prefix_caching"]
+    revision = FactRevision.objects.get(fact=fact, action="techniques")
+    assert revision.user.username == "editor"
+    history = editor.get(f"/facts/{fact.pk}/").content.decode()
+    assert "techniques changed" in history and "blocks are shared between prefixes" in history
+
+
+def test_the_diagnose_page_answers_and_says_when_it_cannot(web):
+    link_facts(list(web.facts.values()))
+    answered = _client(web).get("/diagnose/", {"q": "long prompts make decode latency spike"}).content.decode()
+    assert "Chunked prefill" in answered and "--enable-chunked-prefill" in answered
+    refused = _client(web).get("/diagnose/", {"q": "my printer keeps jamming"}).content.decode()
+    assert "does not match any serving symptom" in refused
+
+
+def test_a_saved_setup_makes_the_paper_page_compare_environments(web):
+    paper = web.papers["vllm"]
+    paper.environment = {"gpus": [{"model": "A100", "memory_gb": 80, "count": 1}], "gpu_models": ["A100"],
+                         "cuda": ["12.1"], "engines": [{"name": "vLLM", "version": None}]}
+    paper.save()
+    client = _client(web)
+    before = client.get("/papers/2309.06180/").content.decode()
+    assert "Save your setup to compare it" in before
+    saved = client.post("/setup/", {"gpu": "L4", "gpu_count": "1", "cuda": "12.4", "engine": "vllm",
+                                    "engine_version": "0.6.3", "next": "/papers/2309.06180/"})
+    assert saved.status_code == 302 and saved["Location"] == "/papers/2309.06180/#applies"
+    after = client.get("/papers/2309.06180/").content.decode()
+    assert "Your setup differs in GPU, GPU memory" in after and "NVIDIA L4" in after
+    bad = client.post("/setup/", {"gpu": "L4", "gpu_count": "0", "cuda": "twelve", "next": "/papers/2309.06180/"})
+    assert bad.status_code == 302
+    shown = client.get("/papers/2309.06180/").content.decode()
+    assert "write the CUDA version as major.minor" in shown
+    client.post("/setup/", {"clear": "1", "next": "/papers/2309.06180/"})
+    assert "Save your setup to compare it" in client.get("/papers/2309.06180/").content.decode()
