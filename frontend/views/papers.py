@@ -6,6 +6,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from advisor.applicability import applicability
+from frontend.views.setup import SESSION_KEY, SetupForm, saved_setup
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from papers import selectors as paper_selectors
@@ -34,12 +36,23 @@ def paper_list(request: HttpRequest) -> HttpResponse:
     })
 
 
+def _applies(paper, setup: dict) -> dict:
+    repos = [{"name": r.full_name, "url": r.html_url, "stars": r.stars, "pushed_at": r.pushed_at, "ci": r.has_ci,
+              "license": r.license_spdx, "archived": r.archived} for r in paper.repo_list]
+    return applicability(setup, paper.environment or {}, ontology_selectors.paper_model_sizes(paper.id),
+                         ontology_selectors.paper_techniques(paper.id), repos)
+
+
 def paper_page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     paper = paper_selectors.paper_page(arxiv_id)
     if paper is None:
         raise Http404(f"No paper with arXiv id {arxiv_id}")
     facts = list(ontology_selectors.facts_for_paper(paper.id).select_related("entity"))
+    setup = saved_setup(request)
+    errors = request.session.pop(f"{SESSION_KEY}_errors", None)
     return render(request, "frontend/paper_detail.html", {
+        "setup": setup, "setup_form": SetupForm(initial=setup or {}), "setup_errors": errors,
+        "applies": _applies(paper, setup) if setup else None,
         "paper": paper,
         "score": paper.latest_score,
         "score_rows": scorecard_rows(paper.latest_score),
