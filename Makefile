@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
 PROCFILE ?= Procfile
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-extraction stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-extraction bench-diagnose stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
