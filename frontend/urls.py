@@ -2,7 +2,19 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from frontend.views import account, advisor, dashboard, login, papers, review, search, setup, techniques, upload, wiki
+from frontend.views import (
+    account,
+    advisor,
+    dashboard,
+    login,
+    papers,
+    review,
+    search,
+    setup,
+    techniques,
+    upload,
+    wiki,
+)
 from papers import arxiv_ids
 
 app_name = "frontend"
