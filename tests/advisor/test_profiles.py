@@ -95,3 +95,10 @@ def test_defaults_hold_until_a_release_changes_them():
     tgi = profile("tgi")
     assert tgi.default("max_num_seqs", "2.4.1") == 128
     assert profile("vllm").default("max_num_seqs", "0.6.3") == 256
+
+
+def test_tgi_caches_prefixes_by_default_from_2_3_1_and_says_how_to_turn_it_off():
+    tgi = profile("tgi")
+    assert [r.version for r in tgi.releases][:2] == ["2.3.1", "2.4.1"]
+    assert tgi.technique_on("prefix_caching", "2.4.1") and technique_flag("tgi", "2.4.1", "prefix_caching") is None
+    assert "PREFIX_CACHING=0" in tgi.technique("prefix_caching", "2.3.1").off_flag
