@@ -21,9 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS,
                    help="int8: W8A8 projections on the CPU; auto: int8 where the CPU lacks native bf16 and --dtype is auto")
     p.add_argument("--block-size", type=int, default=Config.block_size)
-    p.add_argument("--max-num-seqs", type=int, default=32)
-    p.add_argument("--max-num-batched-tokens", type=int, default=512)
-    p.add_argument("--max-model-len", type=int, default=8192)
+    p.add_argument("--max-num-seqs", type=int, default=Config.max_num_seqs)
+    p.add_argument("--max-num-batched-tokens", type=int, default=Config.max_num_batched_tokens)
+    p.add_argument("--max-model-len", type=int, default=Config.max_model_len)
     p.add_argument("--kv-cache-memory-gib", type=float, default=1.0)
     p.add_argument("--no-prefix-caching", action="store_true")
     p.add_argument("--no-fused-decode", action="store_true",

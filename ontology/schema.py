@@ -26,8 +26,9 @@ from ontology.units import ParsedValue, UnitError, canonical_unit, check_finite,
 from ontology.vocabulary import canonical_parameter, spec_for
 
 FACT_KINDS = ("constraint", "parameter", "trade_off")
-ENTITY_KINDS = ("system", "technique", "hardware", "model", "software", "metric", "workload")
-MAX_QUOTE = 400
+# The longest quote a fact may carry, wherever it comes from (extraction, the API, a knowledge pack):
+# enough for the sentence that states a fact, short enough to ship with attribution.
+MAX_QUOTE = 300
 # A symbolic value papers give for a size ("H" elements, "Cmem/Skv"): one letter, or a ratio of names.
 SYMBOL_RE = re.compile(r"[A-Za-z](?:_?[A-Za-z0-9])?|[A-Za-z]\w*\s*[/*]\s*[A-Za-z]\w*")
 VERSION_RE = re.compile(r"v?\d+(?:\.\d+)+[a-z0-9.+-]*", re.IGNORECASE)
@@ -172,8 +173,3 @@ def validate_fact(data: dict[str, Any]) -> FactData:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
         raise FactValidationError(_field_errors(exc)) from None
-
-
-def fact_json_schema() -> dict[str, Any]:
-    """JSON Schema of the fact templates (for the API docs and for guided decoding)."""
-    return _ADAPTER.json_schema()

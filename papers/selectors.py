@@ -1,7 +1,7 @@
 """Reads of the papers app (services write, selectors read): for the UI, the API, the digest, the advisor.
 
-Contract (DESIGN.md / notes): `paper_list(...)`, `paper_detail(arxiv_id)` — owned by helper "papers".
-The block marked "web" at the end is owned by helper "web" (page and API reads); add other reads above it.
+First the reads other apps and the pipeline use (`paper_list`, `paper_detail`, the status counts),
+then the page and API reads.
 """
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, Pipeli
 from papers.models.digest import Subscription
 from papers.models.paper import READ_STATUSES
 from papers.models.scoring import Score
+from papers.scoring.rules import SUBSCORE_MAXIMA
 from papers.services.reachability import ARXIV, health, waiting_for_pdf
 
-# papers (helper "papers"): the contract reads and the pipeline's status counts.
+# The reads other apps and the pipeline use, and the pipeline's status counts.
 
 
 def paper_list(*, status: str | None = None, search: str | None = None, limit: int | None = None) -> QuerySet[Paper]:
@@ -61,7 +62,7 @@ def failed_papers(limit: int = 50) -> QuerySet[Paper]:
 
 
 # ---------------------------------------------------------------------------------------------
-# web: reads for the browser pages and the REST API (helper "web"). One query per list, so list
+# Reads for the browser pages and the REST API. One query per list, so list
 # pages and endpoints keep a fixed query count however many rows they show.
 # ---------------------------------------------------------------------------------------------
 
@@ -69,6 +70,11 @@ PAPER_STATUSES = Paper.Status.choices
 LIST_FIELDS = ("arxiv_id", "version", "title", "published", "primary_category", "status", "failure_reason")
 PAPER_ORDERS = {"published": "published", "score": "score_total", "title": "title", "arxiv_id": "arxiv_id"}
 _STAGE_LABELS = {"downloaded": "PDF downloaded", "parsed": "Parsed", "extracted": "Facts extracted", "scored": "Scored"}
+
+
+def subscore_maxima() -> dict[str, int]:
+    """Each scorecard sub-score's maximum points, in display order (the scoring rules' own figures)."""
+    return dict(SUBSCORE_MAXIMA)
 
 
 def with_latest_score(papers: QuerySet[Paper]) -> QuerySet[Paper]:

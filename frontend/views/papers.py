@@ -14,8 +14,8 @@ from papers import selectors as paper_selectors
 
 PAGE_SIZE = 25
 # The scorecard's sub-scores in display order: (Score field, label, maximum points).
-SUBSCORES = (("code_availability", "Code availability", 3), ("experimental_realism", "Experimental realism", 3),
-             ("parameter_transparency", "Parameter transparency", 2), ("community_feedback", "Community feedback", 2))
+SUBSCORES = tuple((field, field.replace("_", " ").capitalize(), top)
+                  for field, top in paper_selectors.subscore_maxima().items())
 
 
 def scorecard_rows(score) -> list[tuple[str, float, int, list]]:

@@ -31,6 +31,10 @@ class LlmUnavailable(RuntimeError):
     """The LLM server cannot be reached (or is overloaded): retry later."""
 
 
+# The longest metric name an answer may give, in the guided-decoding schema and in the check of the reply.
+MAX_METRIC_CHARS = 80
+
+
 class LlmAnswer(BaseModel):
     """What the model must return for one candidate sentence."""
 
@@ -38,8 +42,8 @@ class LlmAnswer(BaseModel):
 
     is_trade_off: bool
     parameter: str = Field(min_length=2, max_length=60, pattern=r"^[a-z][a-z0-9_]*$")
-    improves: str = Field(min_length=2, max_length=120)
-    worsens: str = Field(min_length=2, max_length=120)
+    improves: str = Field(min_length=2, max_length=MAX_METRIC_CHARS)
+    worsens: str = Field(min_length=2, max_length=MAX_METRIC_CHARS)
 
     @model_validator(mode="after")
     def _names_two_different_metrics(self) -> LlmAnswer:
@@ -68,8 +72,8 @@ def answer_schema() -> dict:
         "properties": {
             "is_trade_off": {"type": "boolean"},
             "parameter": {"type": "string", "enum": names},
-            "improves": {"type": "string", "maxLength": 80},
-            "worsens": {"type": "string", "maxLength": 80},
+            "improves": {"type": "string", "maxLength": MAX_METRIC_CHARS},
+            "worsens": {"type": "string", "maxLength": MAX_METRIC_CHARS},
         },
         "required": ["is_trade_off", "parameter", "improves", "worsens"],
         "additionalProperties": False,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-MAX_QUOTE = 300
+from ontology.schema import MAX_QUOTE
+
 _HYPHEN_BREAK = re.compile(r"(?<=[a-z])- (?=[a-z])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[“\"])")
 _NOT_AN_END = re.compile(r"(?:\be\.g|\bi\.e|\bet al|\bFig|\bFigs|\bEq|\bvs|\bSec|\bTab|\bapprox|\bresp|\bcf|\bNo)\.$")

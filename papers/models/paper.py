@@ -20,6 +20,7 @@ class Author(models.Model):
 
 class Paper(models.Model):
     class Status(models.TextChoices):
+        # In pipeline order (READ_STATUSES below derives from it); FAILED last, off the line.
         NEW = "new", "new"
         DOWNLOADED = "downloaded", "PDF downloaded"
         PARSED = "parsed", "parsed"
@@ -66,7 +67,9 @@ class Paper(models.Model):
         return self.status in READ_STATUSES
 
 
-READ_STATUSES = (Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED)
+_PIPELINE = [status for status in Paper.Status if status != Paper.Status.FAILED]
+# The statuses of a paper whose PDF has been parsed: PARSED and every later stage.
+READ_STATUSES = tuple(_PIPELINE[_PIPELINE.index(Paper.Status.PARSED):])
 
 
 class PaperAuthor(models.Model):

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ontology.gpus import vocabulary as gpu_vocabulary
+from ontology.schema import MAX_QUOTE
 
 _SETUP = re.compile(
     r"\b(experiments?|evaluat\w*|conduct\w*|testbed|equipped|each node|nodes?\b|cluster|setup|configured|"
@@ -67,7 +68,7 @@ def find_environment(page_texts: list[str]) -> dict[str, Any]:
             mem = match.group("mem") or match.group("pre_mem") or match.group("pre_mem2")
             key = (model, int(mem) if mem else None, _count(match.group("count")))
             gpus.setdefault(key, {"model": model, "memory_gb": key[1], "count": key[2], "page": page_no,
-                                  "quote": sentence[:300]})
+                                  "quote": sentence[:MAX_QUOTE]})
         for name, version in _ENGINE.findall(sentence):
             if version or name not in engines:
                 engines[name] = version or None

@@ -19,6 +19,9 @@ from papers.scoring.inputs import RepoInput, ScoringInput
 from papers.scoring.topics import topics_for
 
 RULES_VERSION = 1  # bump when a rule changes, so every paper gets a fresh Score row
+# The four sub-scores in display order with their maximum points; they add up to the total's maximum (10).
+SUBSCORE_MAXIMA = {"code_availability": 3, "experimental_realism": 3, "parameter_transparency": 2,
+                   "community_feedback": 2}
 TIER_THRESHOLD = 6.0
 NON_COMMERCIAL = re.compile(r"(?:^|[-_. ])NC(?:[-_. ]|$)|non-?commercial", re.IGNORECASE)
 ARXIV_YYMM = re.compile(r"^(\d{2})(\d{2})\.\d{4,5}")
@@ -89,7 +92,7 @@ def official_repos(inp: ScoringInput) -> list[RepoInput]:
 
 def code_availability(inp: ScoringInput, now: datetime, config: ScoringConfig) -> SubScore:
     """0–3: an official repository exists, it was pushed to recently, it runs CI."""
-    sub = SubScore(3)
+    sub = SubScore(SUBSCORE_MAXIMA["code_availability"])
     repos = official_repos(inp)
     if repos:
         sub.items.append(Point("official_repository", 1, "official repository: " + ", ".join(r.url for r in repos)))
@@ -131,7 +134,7 @@ def _quotes(matches: list[tr.Match]) -> str:
 
 def experimental_realism(inp: ScoringInput) -> SubScore:
     """0–3: real traces rather than synthetic inputs, real hardware named, end-to-end serving metrics."""
-    sub = SubScore(3)
+    sub = SubScore(SUBSCORE_MAXIMA["experimental_realism"])
     if not inp.texts:
         for rule in ("real_trace", "real_hardware", "end_to_end_metrics"):
             sub.items.append(Point(rule, 0, "unknown: the paper's text is not parsed yet"))
@@ -172,7 +175,7 @@ def _concrete_parameters(inp: ScoringInput) -> dict[str, str]:
 
 def parameter_transparency(inp: ScoringInput) -> SubScore:
     """0–2: how many distinct knobs the paper publishes a concrete value for (1–2 → 1, ≥3 → 2)."""
-    sub = SubScore(2)
+    sub = SubScore(SUBSCORE_MAXIMA["parameter_transparency"])
     params = _concrete_parameters(inp)
     if not params:
         why = "no configuration value published" if inp.facts_extracted else "unknown: facts not extracted yet"
@@ -186,7 +189,7 @@ def parameter_transparency(inp: ScoringInput) -> SubScore:
 
 def community_feedback(inp: ScoringInput) -> SubScore:
     """0–2: popularity (stars/forks), issue activity, and issues reporting production use or failures."""
-    sub = SubScore(2)
+    sub = SubScore(SUBSCORE_MAXIMA["community_feedback"])
     repos = official_repos(inp)
     if not repos:
         sub.items.append(Point("popularity", 0, "no official repository, so no community signal"))

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from ontology.extraction.llm import LlmClient, LlmExtractor, LlmUnavailable, parse_answer
+from ontology.extraction.llm import LlmClient, LlmExtractor, LlmUnavailable, answer_schema, parse_answer
 from ontology.extraction.text import sentences
 from ontology.extraction.tradeoffs import trade_off_candidates
 from tests.conftest import ROOT, require
@@ -84,6 +84,15 @@ def test_parse_answer_names_the_broken_field():
         parse_answer("{'single': 'quotes'}")
     with pytest.raises(ValueError, match="repeat the parameter"):
         parse_answer('{"is_trade_off": true, "parameter": "block_size", "improves": "block size", "worsens": "memory"}')
+
+
+def test_a_reply_is_held_to_the_same_metric_length_the_guided_schema_allows():
+    limit = answer_schema()["properties"]["improves"]["maxLength"]
+    assert limit == answer_schema()["properties"]["worsens"]["maxLength"]
+    fits = json.dumps({"is_trade_off": True, "parameter": "block_size", "improves": "t" * limit, "worsens": "memory"})
+    assert parse_answer(fits).improves == "t" * limit
+    with pytest.raises(ValueError, match="improves: String should have at most"):
+        parse_answer(fits.replace("t" * limit, "t" * (limit + 1)))
 
 
 def test_an_unreachable_server_raises_llm_unavailable():

@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import call_command
 
+from frontend.views.papers import SUBSCORES
 from papers.models import CodeRepo, Paper, Score
 from papers.scoring.community import field_reports
 from papers.scoring.inputs import ScoringInput
-from papers.scoring.rules import ScoringConfig, score
+from papers.scoring.rules import SUBSCORE_MAXIMA, ScoringConfig, score
 from papers.scoring.services import score_paper
 from papers.scoring.tasks import score_all_task, score_paper_task
 from tests.papers import scoring_corpus as corpus
@@ -280,3 +281,10 @@ def test_score_papers_command_and_task_recompute_every_paper(vllm_in_db, corpus_
     assert score_paper_task.apply(args=[bare.id]).get()["changed"] is False
     assert score_paper_task.apply(args=[10**9]).get() == {"paper_id": 10**9, "error": "paper not found"}
     assert Score.objects.get(paper=bare, is_latest=True).tier == "to_verify"
+
+
+def test_each_sub_score_is_capped_by_the_one_table_of_maxima_that_the_paper_page_shows(corpus_dir):
+    card = score(paper_input(corpus_dir, "2309.06180", texts=corpus.page_parts(corpus_dir, "2309.06180")), SCORED_AT)
+    assert {name: sub.maximum for name, sub in card.subscores.items()} == SUBSCORE_MAXIMA
+    assert [(field, top) for field, _, top in SUBSCORES] == list(SUBSCORE_MAXIMA.items())
+    assert sum(SUBSCORE_MAXIMA.values()) == 10
