@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
                                "weights": weights, "threads": torch.get_num_threads(), "requests": len(reqs),
                                "useful_output_tokens": sum(r.output_len for r in reqs),
-                               "decode_path": f"python layers ({engine.fused_decode_off})" if engine.fused_decode_off
+                               "decode_path": f"python layers ({engine.reference_path_reason})" if engine.reference_path_reason
                                else "compiled C++ layer loop"}
     def say(*parts: object) -> None:
         if not args.json:

@@ -63,7 +63,7 @@ class Config:
     (no native bf16), the case where int8 is ~4x faster. An explicit dtype therefore means dense weights.
 
     `fused_decode`: run decode-only steps on the CPU through the compiled layer loop
-    (layers/fused_decode.py) when it builds; False keeps every step on the Python reference path.
+    (models/fused_decode.py) when it builds; False keeps every step on the Python reference path.
     """
 
     model: str | None = None

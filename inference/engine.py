@@ -17,6 +17,7 @@ from inference.config import Config, default_device
 from inference.guided import GuidedDecoding
 from inference.loader import LoadedModel, load_model
 from inference.model_runner import ModelRunner
+from inference.models.fused_decode import enable_fused_decode
 from inference.sampling_params import SamplingParams
 from inference.scheduler import Scheduler
 from inference.sequence import Sequence, SequenceStatus, TokenLogprob
@@ -70,7 +71,10 @@ class LLMEngine:
         self.config = config
         self.loaded = loaded or load_model(config.model, config.torch_dtype, config.device)
         self.model_config = self.loaded.config
-        self.fused_decode_off = self.loaded.model.prepare_for_inference(config.int8, config.fused_decode)
+        self.loaded.model.prepare_for_inference(config.int8)
+        # why decode steps run the Python reference layers; "" when the compiled loop runs them
+        self.reference_path_reason = (enable_fused_decode(self.loaded.model) if config.fused_decode
+                                      else "fused_decode=False")
         self.tokenizer = self.loaded.tokenizer
         self.config.max_model_len = min(config.max_model_len, self.model_config.max_position)
         self.guided = None

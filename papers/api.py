@@ -1,6 +1,6 @@
 """REST endpoints of the papers app: papers, scores, repositories, the caller's digest subscription.
 
-Thin DRF views (helper "web"): read through papers.selectors, write through the subscription
+Thin DRF views: read through papers.selectors, write through the subscription
 services; wired in infrawiki/api_urls.py under /api/.
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from papers import arxiv_ids, selectors, subscriptions
+from papers import arxiv_ids, selectors
+from papers.digest import subscriptions, tokens
 from papers.models.scoring import Score
 from papers.serializers import (
     PaperDetailSerializer,
@@ -168,12 +169,12 @@ class MySubscriptionView(APIView):
     @extend_schema(responses={200: SubscriptionSerializer})
     def delete(self, request):
         subscription = self._mine(request)
-        subscription = self._call(subscriptions.unsubscribe, subscriptions.make_token(subscription, "manage"))
+        subscription = self._call(subscriptions.unsubscribe, tokens.make_token(subscription, "manage"))
         return Response(SubscriptionSerializer(subscription).data)
 
     @staticmethod
     def _call(service, *args, **kwargs):
         try:
             return service(*args, **kwargs)
-        except subscriptions.SubscriptionError as exc:
+        except tokens.SubscriptionError as exc:
             raise ValidationError({"subscription": [str(exc)]}) from exc

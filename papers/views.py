@@ -1,6 +1,6 @@
 """Digest pages: subscribe form, confirmation link, one-click unsubscribe, and settings.
 
-Thin: each view validates a form or reads a signed token and calls papers.subscriptions. The
+Thin: each view validates a form or reads a signed token and calls papers.digest.subscriptions. The
 unsubscribe URL also takes the RFC 8058 one-click POST from mail clients (no CSRF token there);
 a plain GET only shows a button, so link scanners cannot unsubscribe anyone.
 """
@@ -13,12 +13,12 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from infrawiki import throttling
-from papers import subscriptions
+from papers.digest import subscriptions, tokens
 from papers.digest.forms import PreferencesForm, SubscribeForm
 from papers.scoring.topics import TOPICS
 
 
-def _invalid_link(request: HttpRequest, error: subscriptions.SubscriptionError) -> HttpResponse:
+def _invalid_link(request: HttpRequest, error: tokens.SubscriptionError) -> HttpResponse:
     return render(request, "papers/digest/link_error.html", {"error": str(error)}, status=400)
 
 
@@ -38,7 +38,7 @@ def subscribe(request: HttpRequest) -> HttpResponse:
             subscription = subscriptions.subscribe(
                 form.cleaned_data["email"], form.cleaned_data["topics"], form.cleaned_data["min_score"]
             )
-        except subscriptions.SubscriptionError as exc:
+        except tokens.SubscriptionError as exc:
             form.add_error(None, str(exc))
         else:
             throttling.count("subscribe-client", client, rate)
@@ -51,9 +51,9 @@ def subscribe(request: HttpRequest) -> HttpResponse:
 def confirm(request: HttpRequest, token: str) -> HttpResponse:
     try:
         subscription = subscriptions.confirm(token)
-    except subscriptions.SubscriptionError as exc:
+    except tokens.SubscriptionError as exc:
         return _invalid_link(request, exc)
-    settings_url = subscriptions.link(subscription, "manage", "papers:settings")
+    settings_url = tokens.link(subscription, "manage", "papers:settings")
     return render(request, "papers/digest/confirmed.html", {"subscription": subscription, "settings_url": settings_url})
 
 
@@ -61,11 +61,11 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     try:
-        subscription = subscriptions.read_token(token, "manage")
+        subscription = tokens.read_token(token, "manage")
         if request.method == "POST":
             subscriptions.unsubscribe(token)
             subscription.refresh_from_db()
-    except subscriptions.SubscriptionError as exc:
+    except tokens.SubscriptionError as exc:
         return _invalid_link(request, exc)
     return render(request, "papers/digest/unsubscribe.html", {"subscription": subscription, "done": request.method == "POST"})
 
@@ -73,8 +73,8 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def preferences(request: HttpRequest, token: str) -> HttpResponse:
     try:
-        subscription = subscriptions.read_token(token, "manage")
-    except subscriptions.SubscriptionError as exc:
+        subscription = tokens.read_token(token, "manage")
+    except tokens.SubscriptionError as exc:
         return _invalid_link(request, exc)
     initial = {"topics": subscription.topics, "min_score": subscription.min_score}
     form = PreferencesForm(request.POST or None, initial=initial)

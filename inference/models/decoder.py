@@ -7,6 +7,7 @@ fused into single matmuls at load time: fewer, larger matmuls are what makes CPU
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -14,10 +15,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from inference.layers.attention import AttentionMetadata, PagedAttention
-from inference.layers.fused_decode import FusedDecoder
 from inference.layers.linear import Linear
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding, apply_rotary
+
+# Runs every decoder layer for a decode-only step: (hidden states, rotary cos/sin, metadata) -> hidden states.
+DecodeLayers = Callable[[torch.Tensor, tuple[torch.Tensor, torch.Tensor], AttentionMetadata], torch.Tensor]
 
 
 @dataclass
@@ -106,7 +109,8 @@ class DecoderForCausalLM(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_position, cfg.rope_theta)
         self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
-        self.fused_decoder: FusedDecoder | None = None  # set by prepare_for_inference
+        # every decoder layer of a decode-only step in one call; set by models/fused_decode.py
+        self.fused_decoder: DecodeLayers | None = None
         self.tie_weights()
 
     def tie_weights(self) -> None:
@@ -127,20 +131,15 @@ class DecoderForCausalLM(nn.Module):
         x = self.norm(x.index_select(0, logits_rows))
         return self.lm_head(x)
 
-    def prepare_for_inference(self, int8: bool = False, fused_decode: bool = False) -> str:
+    def prepare_for_inference(self, int8: bool = False) -> None:
         """Once, after loading: prepack (or with `int8`, quantise) the projections for the CPU kernels
-        (layers/linear.py), and with `fused_decode` route decode-only steps through the C++ layer loop
-        (layers/fused_decode.py). A tied output head is untied first: the embedding keeps its plain rows,
-        the head gets a packed copy. Returns why the fused path is off, or "" when it is on."""
+        (layers/linear.py). A tied output head is untied first: the embedding keeps its plain rows,
+        the head gets a packed copy."""
         if self.cfg.tie_word_embeddings and self.lm_head.weight is self.embed_tokens.weight:
             self.lm_head.weight = nn.Parameter(self.embed_tokens.weight.detach().clone(), requires_grad=False)
         for module in self.modules():
             if isinstance(module, Linear):
                 module.pack(int8)
-        if not fused_decode:
-            return "fused_decode=False"
-        self.fused_decoder, why = FusedDecoder.for_model(self)
-        return why
 
     def weight_bytes_per_token(self) -> int:
         """Bytes of weights one decode step reads: every projection and norm, not the embedding table."""

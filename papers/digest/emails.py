@@ -1,7 +1,7 @@
 """The digest app's emails, one function per email, each from named subject/text/HTML templates.
 
 Templates live in papers/templates/papers/email/<name>_{subject.txt,body.txt,body.html}. Called by
-papers.subscriptions (confirmation) and papers.digest.services (the weekly digest); the dry run
+papers.digest.subscriptions (confirmation) and papers.digest.services (the weekly digest); the dry run
 prints the same message the real send would deliver.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from papers.digest.selectors import Digest
+from papers.digest.tokens import link
 from papers.models import Subscription
 from papers.scoring.topics import TOPICS
-from papers.subscriptions import link
 
 
 def render_email(name: str, context: dict, to: str, headers: dict | None = None) -> EmailMultiAlternatives:

@@ -1,6 +1,6 @@
 """Digest subscriptions and the record of every digest sent (or failed) to each subscriber.
 
-Written by papers.subscriptions (subscribe/confirm/unsubscribe/preferences) and papers.digest.services
+Written by papers.digest.subscriptions (subscribe/confirm/unsubscribe/preferences) and papers.digest.services
 (the weekly send); `next_digest_at` is the claim token: a sender takes a subscriber for a period
 only by a conditional UPDATE on its old value, so two workers never send the same digest twice.
 """

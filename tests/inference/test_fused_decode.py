@@ -12,8 +12,8 @@ import random
 import pytest
 
 from inference import LLM, SamplingParams
-from inference.layers import fused_decode
 from inference.layers.linear import int8_available
+from inference.models import fused_decode
 
 
 def generate_keeping_logits(llm: LLM, prompts: list[list[int]], max_tokens: int):
@@ -39,7 +39,7 @@ def test_decode_steps_agree_with_the_python_layers(tiny_model_dir, settings, tol
         llm = LLM(str(tiny_model_dir), fused_decode=fused, block_size=4, **settings)
         runs[fused] = generate_keeping_logits(llm, prompts, 12)
         decoder = llm.engine.runner.model.fused_decoder
-        assert (decoder is not None and decoder.steps > 0) == fused, llm.engine.fused_decode_off
+        assert (decoder is not None and decoder.steps > 0) == fused, llm.engine.reference_path_reason
     assert [o.token_ids for o in runs[True][0]] == [o.token_ids for o in runs[False][0]]
     for fast, slow in zip(runs[True][1], runs[False][1], strict=True):
         for step, (a, b) in enumerate(zip(fast, slow, strict=True)):

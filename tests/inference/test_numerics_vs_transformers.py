@@ -46,7 +46,7 @@ def make_llm(folder, fused_decode: bool, **kwargs) -> LLM:
 
 def assert_decode_path(llm: LLM, fused_decode: bool) -> None:
     fused = llm.engine.runner.model.fused_decoder
-    assert (fused is not None and fused.steps > 0) == fused_decode, llm.engine.fused_decode_off
+    assert (fused is not None and fused.steps > 0) == fused_decode, llm.engine.reference_path_reason
 
 
 def test_mixed_length_batch_matches_transformers_at_prefill_and_every_decode_step(tiny_model_dir, hf_reference, fused_decode):

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command, get_commands
 from django.db import connection
 from django.test import Client
 
-from papers import subscriptions
+from papers.digest import subscriptions, tokens
 from papers.digest.services import next_period_start, send_due_digests
 from papers.digest.tasks import send_digests_task
 from papers.models import DigestDelivery, Paper, Score, Subscription
@@ -43,7 +43,7 @@ def listed(text: str) -> list[str]:
 
 def subscriber(email: str, topics: tuple[str, ...] = (), min_score: float = 0, joined: datetime = SCORED) -> Subscription:
     subscription = Subscription.objects.create(email=email, topics=list(topics), min_score=min_score)
-    return subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), joined)
+    return subscriptions.confirm(tokens.make_token(subscription, "confirm"), joined)
 
 
 @pytest.mark.django_db

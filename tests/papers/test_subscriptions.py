@@ -9,7 +9,7 @@ import pytest
 from django.core import signing
 from django.test import Client
 
-from papers import subscriptions
+from papers.digest import subscriptions, tokens
 from papers.models import Subscription
 from tests.papers.smtp_sink import free_port, smtp_server_fixture  # noqa: F401  (the smtp_server fixture)
 
@@ -47,16 +47,16 @@ def test_subscribing_emails_a_confirmation_link_that_activates_the_subscription(
 def test_a_bad_address_or_topic_is_refused_with_a_message_and_nothing_is_sent(smtp_server):
     page = Client().post("/digest/", {"email": "not-an-address", "min_score": "0"})
     assert page.status_code == 400 and b"Enter a valid email address" in page.content
-    with pytest.raises(subscriptions.SubscriptionError, match="Unknown topic.*choose from kv-cache"):
+    with pytest.raises(tokens.SubscriptionError, match="Unknown topic.*choose from kv-cache"):
         subscriptions.subscribe(OWNER, ["astrology"], 0)
-    with pytest.raises(subscriptions.SubscriptionError, match="outside 0–10"):
+    with pytest.raises(tokens.SubscriptionError, match="outside 0–10"):
         subscriptions.subscribe(OWNER, [], 11)
     assert smtp_server.received == [] and not Subscription.objects.exists()
 
 
 def test_subscribing_again_while_active_keeps_the_preferences(smtp_server):
     subscription = subscriptions.subscribe(OWNER, ["quantization"], 7, now=NOW)
-    subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
+    subscriptions.confirm(tokens.make_token(subscription, "confirm"), NOW)
     subscriptions.subscribe(OWNER, [], 0, now=NOW + timedelta(minutes=11))  # anyone can type anyone's address
     subscription.refresh_from_db()
     assert subscription.status == "active" and subscription.topics == ["quantization"] and subscription.min_score == 7
@@ -78,9 +78,9 @@ def test_expired_and_tampered_links_are_refused_with_what_to_do(smtp_server):
     old = _SignedDaysAgo(salt="papers.digest.confirm").sign_object(payload, compress=True)
     page = Client().get(f"/digest/confirm/{old}/")
     assert page.status_code == 400 and b"This link expired (links are valid for 7 days)" in page.content
-    tampered = subscriptions.make_token(subscription, "confirm")[:-2] + "xx"
+    tampered = tokens.make_token(subscription, "confirm")[:-2] + "xx"
     assert b"not valid" in Client().get(f"/digest/confirm/{tampered}/").content
-    wrong_purpose = subscriptions.make_token(subscription, "manage")
+    wrong_purpose = tokens.make_token(subscription, "manage")
     assert Client().get(f"/digest/confirm/{wrong_purpose}/").status_code == 400
     subscription.refresh_from_db()
     assert subscription.status == "pending"
@@ -88,8 +88,8 @@ def test_expired_and_tampered_links_are_refused_with_what_to_do(smtp_server):
 
 def test_one_click_unsubscribe_needs_a_post_and_no_csrf_token(smtp_server):
     subscription = subscriptions.subscribe(OWNER)
-    subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
-    path = f"/digest/unsubscribe/{subscriptions.make_token(subscription, 'manage')}/"
+    subscriptions.confirm(tokens.make_token(subscription, "confirm"), NOW)
+    path = f"/digest/unsubscribe/{tokens.make_token(subscription, 'manage')}/"
     client = Client(enforce_csrf_checks=True)
     shown = client.get(path)
     assert shown.status_code == 200 and b"Stop the weekly digest" in shown.content
@@ -105,8 +105,8 @@ def test_one_click_unsubscribe_needs_a_post_and_no_csrf_token(smtp_server):
 
 def test_the_settings_link_changes_topics_and_minimum_score(smtp_server):
     subscription = subscriptions.subscribe(OWNER)
-    subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW)
-    path = f"/digest/settings/{subscriptions.make_token(subscription, 'manage')}/"
+    subscriptions.confirm(tokens.make_token(subscription, "confirm"), NOW)
+    path = f"/digest/settings/{tokens.make_token(subscription, 'manage')}/"
     client = Client()
     assert client.get(path).status_code == 200
     saved = client.post(path, {"topics": ["speculative-decoding"], "min_score": "5.5"})
@@ -131,7 +131,7 @@ def test_when_mail_cannot_be_sent_the_form_says_so_and_asking_again_works(smtp_s
 
 def test_one_address_gets_at_most_one_confirmation_email_per_ten_minutes(smtp_server):
     subscriptions.subscribe(OWNER, now=NOW)
-    with pytest.raises(subscriptions.SubscriptionError, match="a few minutes ago: check that inbox"):
+    with pytest.raises(tokens.SubscriptionError, match="a few minutes ago: check that inbox"):
         subscriptions.subscribe(OWNER, now=NOW + timedelta(minutes=9))
     subscriptions.subscribe(OWNER, now=NOW + timedelta(minutes=10))
     assert len(smtp_server.to(OWNER)) == 2

@@ -1,8 +1,7 @@
 """Subscription services: subscribe (double opt-in), confirm, unsubscribe, update preferences.
 
-Called by the digest views (papers.views) and tests. Links carry signed, expiring tokens
-(django.core.signing) naming the subscription and its address, so no login is needed and a
-token cannot be reused for another address. Errors are SubscriptionError with a message a
+Called by the digest views (papers.views) and the API. The links in its emails carry the signed
+tokens of papers.digest.tokens, so no login is needed. Errors are SubscriptionError with a message a
 person can act on ("this link expired: subscribe again").
 """
 from __future__ import annotations
@@ -12,55 +11,17 @@ import smtplib
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from django.conf import settings
-from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
+from papers.digest.emails import send_confirmation_email
+from papers.digest.tokens import SubscriptionError, read_token
 from papers.models import Subscription
 from papers.scoring.topics import TOPICS
 
 log = logging.getLogger(__name__)
-
-
-class SubscriptionError(ValueError):
-    """A request about a subscription that cannot be carried out; the message says what to do."""
-
-
-def _salt(purpose: str) -> str:
-    return f"papers.digest.{purpose}"
-
-
-def make_token(subscription: Subscription, purpose: str) -> str:
-    """A signed token for one purpose: "confirm" or "manage" (unsubscribe and settings links)."""
-    return signing.dumps({"id": subscription.id, "email": subscription.email}, salt=_salt(purpose), compress=True)
-
-
-def read_token(token: str, purpose: str) -> Subscription:
-    max_days = settings.DIGEST_CONFIRM_MAX_AGE_DAYS if purpose == "confirm" else settings.DIGEST_LINK_MAX_AGE_DAYS
-    try:
-        data = signing.loads(token, salt=_salt(purpose), max_age=timedelta(days=max_days))
-    except signing.SignatureExpired:
-        raise SubscriptionError(
-            f"This link expired (links are valid for {max_days} days). Use the link in a newer email, "
-            "or subscribe again."
-        ) from None
-    except signing.BadSignature:
-        raise SubscriptionError("This link is not valid: copy the whole link from the email.") from None
-    if not (isinstance(data, dict) and type(data.get("id")) is int and isinstance(data.get("email"), str)):
-        raise SubscriptionError("This link is not valid: copy the whole link from the email.")
-    subscription = Subscription.objects.filter(id=data["id"], email=data["email"]).first()
-    if subscription is None:
-        raise SubscriptionError("This subscription no longer exists: subscribe again.")
-    return subscription
-
-
-def link(subscription: Subscription, purpose: str, view: str) -> str:
-    """An absolute link (SITE_URL) to a digest view carrying a fresh token."""
-    return settings.SITE_URL + reverse(view, args=[make_token(subscription, purpose)])
 
 
 def clean_preferences(topics: Iterable[str], min_score: float) -> tuple[list[str], float]:
@@ -90,8 +51,6 @@ def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0,
     flood someone's inbox.
     """
     now = now or timezone.now()
-    from papers.digest.emails import send_confirmation_email  # emails import this module's links
-
     address = email.strip().lower()
     try:
         validate_email(address)

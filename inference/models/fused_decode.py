@@ -21,15 +21,13 @@ import platform
 import shutil
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from inference.layers.attention import AttentionMetadata
 from inference.layers.linear import Linear
-
-if TYPE_CHECKING:
-    from inference.models.decoder import DecoderForCausalLM
+from inference.models.decoder import DecoderForCausalLM
 
 log = logging.getLogger(__name__)
 SOURCE = Path(__file__).resolve().parent.parent / "csrc" / "decode_layers.cpp"
@@ -133,3 +131,11 @@ class FusedDecoder:
         return self.module.decode_layers(x, cos, sin, meta.slot_mapping, meta.decode_block_tables,
                                          meta.decode_context_lens, tensors, int8, cfg.num_heads,
                                          cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps, self.layout)
+
+
+def enable_fused_decode(model: DecoderForCausalLM) -> str:
+    """Route `model`'s decode-only steps through the compiled layer loop, once after loading (after
+    `prepare_for_inference`, whose weight layout it reads). Returns why the model keeps the Python
+    reference layers instead, or "" when the fused path is on."""
+    model.fused_decoder, why = FusedDecoder.for_model(model)
+    return why
