@@ -1,7 +1,7 @@
 """REST endpoints of the ontology: facts (filter; verify, reject, edit for editors), entities,
 parameters (every value across papers, conflicts flagged), and hybrid search.
 
-Thin DRF views (helper "web"): read through ontology.selectors, write through ontology.services;
+Thin DRF views: read through ontology.selectors, write through ontology.services;
 wired in infrawiki/api_urls.py under /api/.
 """
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Reads of the ontology for the UI, the API, the advisor and the scorer (no writes here).
 
-Contracts (common.md): `hybrid_search`, `evidence_for`, `facts_for_paper`, `parameter_facts`.
+The reads other apps rely on: `hybrid_search`, `evidence_for`, `facts_for_paper`, `parameter_facts`.
 Wiki pages: `entity_wiki` and `parameter_wiki` gather every value across papers and flag
 conflicts (same subject, parameter and condition, different values); `fact_history` lists a fact's
 revisions. Rejected facts are left out of every read except a fact's own history.
-The block marked "web" at the end is owned by helper "web" (page and API reads); add other reads above it.
+The page and API reads come last.
 """
 from __future__ import annotations
 
@@ -296,7 +296,7 @@ def technique_index() -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# web: reads for the browser pages and the REST API (helper "web"). Each list is one query (plus
+# Reads for the browser pages and the REST API. Each list is one query (plus
 # at most one prefetch), so list pages and endpoints keep a fixed query count.
 # ---------------------------------------------------------------------------------------------
 

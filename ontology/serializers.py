@@ -1,6 +1,6 @@
 """JSON shapes of facts, revisions, entities, parameters and search results for the REST API.
 
-Owned by helper "web" (ontology/api.py uses them). `FactEditSerializer` lists the only fields an
+Used by ontology/api.py. `FactEditSerializer` lists the only fields an
 editor may change; everything else about a fact is the extractor's record.
 """
 from __future__ import annotations

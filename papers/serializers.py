@@ -1,6 +1,6 @@
 """JSON shapes of papers, scores, repositories and subscriptions for the REST API (papers/api.py).
 
-Owned by helper "web". Read-only except the subscription preferences; extracted text goes out as
+Read-only except the subscription preferences; extracted text goes out as
 plain JSON strings (clients must escape it, as the pages do).
 """
 from __future__ import annotations

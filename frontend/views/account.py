@@ -1,5 +1,5 @@
 """The signed-in user's settings (/account/): their API token and their digest subscription,
-managed on the digest pages (/digest/, papers.views by the scoring helper)."""
+managed on the digest pages (/digest/, papers.views)."""
 from __future__ import annotations
 
 from django.contrib import messages

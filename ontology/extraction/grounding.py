@@ -64,9 +64,11 @@ def merge_key(fact: dict) -> tuple:
 
 
 def merge(facts: list[dict]) -> list[dict]:
-    """One fact per merge key; extractors joined ('llm+rules'), the best confidence kept.
+    """One fact per merge key; extractors joined ('llm+rules').
 
-    The most confident fact's fields win; an LLM-written effect or condition fills a rule fact's.
+    The most confident fact's fields win, and its confidence rises by 0.1 (at most 1.0) for each
+    other fact merged into it: agreement is evidence. An LLM-written effect or condition fills a
+    rule fact's.
     """
     merged: dict[tuple, dict] = {}
     for fact in sorted(facts, key=lambda f: -f.get("confidence", 0.0)):

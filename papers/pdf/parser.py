@@ -63,7 +63,7 @@ def _all_lines(doc: pymupdf.Document) -> tuple[list[Line], list[str], list[str],
         try:
             page_part, page_rotated = page_lines(page)
             quote_texts.append(clean_text(collapse(page.get_text())))
-        except RuntimeError as exc:  # a damaged page: keep the others, say which
+        except RuntimeError as exc:  # a damaged page fails the parse, naming the page
             raise PdfError(f"page {page.number + 1} is damaged ({exc}); download the PDF again") from exc
         lines.extend(page_part)
         rotated.extend(page_rotated)
