@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from papers import subscriptions
+from papers.digest import subscriptions, tokens
 from papers.digest.emails import digest_message
 from papers.digest.selectors import build_digest
 from papers.models import Paper, Score, Subscription
@@ -29,7 +29,7 @@ def test_quick_wins_come_first_in_their_own_section_even_below_a_higher_total():
     _scored("2401.00003", "A fill-in", 4.0, "fill_in")
     _scored("2401.00004", "Another quick win", 5.0, "quick_win")
     subscription = Subscription.objects.create(email="member@example.org")
-    subscription = subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW - timedelta(days=3))
+    subscription = subscriptions.confirm(tokens.make_token(subscription, "confirm"), NOW - timedelta(days=3))
     digest = build_digest(subscription, NOW)
     assert [(heading, [i.paper.title for i in items]) for heading, items in digest.sections] == [
         ("High value, low cost", ["A quick win", "Another quick win"]),
@@ -47,7 +47,7 @@ def test_quick_wins_come_first_in_their_own_section_even_below_a_higher_total():
 def test_without_quick_wins_the_digest_has_no_empty_first_section():
     _scored("2401.00001", "A fill-in", 4.0, "fill_in")
     subscription = Subscription.objects.create(email="member@example.org")
-    subscription = subscriptions.confirm(subscriptions.make_token(subscription, "confirm"), NOW - timedelta(days=3))
+    subscription = subscriptions.confirm(tokens.make_token(subscription, "confirm"), NOW - timedelta(days=3))
     digest = build_digest(subscription, NOW)
     assert [heading for heading, _ in digest.sections] == ["Other new papers"]
     assert "High value, low cost" not in digest_message(digest).body
