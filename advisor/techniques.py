@@ -165,10 +165,19 @@ def _best(values: list[float], target: float, spread: float) -> float:
     return max((_closeness(v, target, spread) for v in values), default=0.0)
 
 
+_NUMBERISH = re.compile(r"[\d.,%×x()-]+[KkMmGgBs%]?")
+AXIS_RUN = 5  # this many number-like tokens in a row are a figure's axis labels or a table row, not prose
+
+
 def _readable(quote: str) -> bool:
     """Prose, not a figure's axis labels or a table's cell soup."""
     tokens = quote.split()
-    return len(tokens) >= 6 and sum(bool(re.fullmatch(r"[\d.,%×x()-]+", t)) for t in tokens) / len(tokens) < 0.3
+    flags = [bool(_NUMBERISH.fullmatch(t)) for t in tokens]
+    run = longest = 0
+    for numeric in flags:
+        run = run + 1 if numeric else 0
+        longest = max(longest, run)
+    return len(tokens) >= 6 and sum(flags) / len(tokens) < 0.3 and longest < AXIS_RUN
 
 
 def _model_size_b(rec: dict[str, Any]) -> float | None:
