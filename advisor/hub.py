@@ -120,13 +120,26 @@ def model_card(repo_id: str) -> HubModelCard:
     return card
 
 
-def _cached(repo_id: str) -> HubModelCard | None:
-    from django.db import DatabaseError  # noqa: PLC0415 - the advisor core imports without Django set up
-
-    from advisor.models import HubModel  # noqa: PLC0415
+def _table() -> Any:
+    """The cache table's model, or None when Django is not set up (the advisor core runs without it)."""
+    from django.core.exceptions import AppRegistryNotReady, ImproperlyConfigured  # noqa: PLC0415
 
     try:
-        row = HubModel.objects.filter(repo_id=repo_id).first()
+        from advisor.models import HubModel  # noqa: PLC0415 - needs configured Django settings
+    except (AppRegistryNotReady, ImproperlyConfigured) as exc:
+        log.info("hub cache unavailable: %s", exc)
+        return None
+    return HubModel
+
+
+def _cached(repo_id: str) -> HubModelCard | None:
+    from django.db import DatabaseError  # noqa: PLC0415
+
+    table = _table()
+    if table is None:
+        return None
+    try:
+        row = table.objects.filter(repo_id=repo_id).first()
     except (DatabaseError, RuntimeError) as exc:  # no database (or none allowed here): nothing cached
         log.info("hub cache unavailable: %s", exc)
         return None
@@ -138,10 +151,11 @@ def _cached(repo_id: str) -> HubModelCard | None:
 def _store(card: HubModelCard) -> None:
     from django.db import DatabaseError  # noqa: PLC0415
 
-    from advisor.models import HubModel  # noqa: PLC0415
-
+    table = _table()
+    if table is None:
+        return
     try:
-        HubModel.objects.update_or_create(repo_id=card.repo_id, defaults={
+        table.objects.update_or_create(repo_id=card.repo_id, defaults={
             "revision": card.revision, "source_url": card.source, "config": card.config, "parameters": card.parameters})
     except (DatabaseError, RuntimeError) as exc:
         log.info("hub cache not written: %s", exc)
