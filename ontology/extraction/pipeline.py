@@ -64,15 +64,13 @@ def unclaimed(headlines: list[dict], stated: list[dict]) -> list[dict]:
 
 
 def export_value(fact: dict) -> str | None:
-    """The FACTS_FORMAT value: the stated text, or the canonical number when units were converted or a
-    K/M suffix was multiplied out ("0.2s" -> 200, "2K" tokens -> 2048, "50K" tokens/s -> 50000)."""
+    """The FACTS_FORMAT value: the stated text, or the canonical number when a time was converted to ms."""
     model = validate_fact(fact)
     parsed = model.parsed()
     if parsed.num is None or parsed.low is not None or parsed.items:
         return model.value
-    stated = re.search(r"\d[\d,]*(?:\.\d+)?([kKmM](?![a-zA-Z]))?", parsed.raw)
-    converted = stated and abs(float(stated.group().rstrip("kKmM").replace(",", "")) - parsed.num) > 1e-9
-    if converted and (parsed.unit == "ms" or stated.group(1)):
+    stated = re.search(r"\d[\d,]*(?:\.\d+)?", parsed.raw)
+    if parsed.unit == "ms" and stated and abs(float(stated.group().replace(",", "")) - parsed.num) > 1e-9:
         return format_number(parsed.num)
     return model.value
 
