@@ -40,6 +40,9 @@ TO_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
 _SUFFIX = {"k": 1024.0, "m": 1e6}  # "2K tokens" / "128K context" are powers of two in this field
 NUMBER = r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[kKmM](?![a-zA-Z]))?"
 _RANGE_SEP = r"\s*(?:-|–|—|~|∼|to)\s*"
+# Searches start a number only where one begins: retrying from every digit inside a long run of
+# digits costs time quadratic in its length.
+_AT_NUMBER = r"(?<![\d,.])"
 
 
 class UnitError(ValueError):
@@ -97,7 +100,7 @@ def parse_value(raw: str | float | int | None, unit: str | None = None) -> Parse
     """
     text = "" if raw is None else str(raw).strip()
     stated_unit = unit
-    match = re.search(rf"({NUMBER})\s*([a-zA-Zµ%×/]+(?:/s(?:ec)?)?)\s*$", text)
+    match = re.search(rf"{_AT_NUMBER}({NUMBER})\s*([a-zA-Zµ%×/]+(?:/s(?:ec)?)?)\s*$", text)
     if match and not re.fullmatch(r"[kKmM]", match.group(2)):
         try:
             canonical_unit(match.group(2))
@@ -115,7 +118,7 @@ def parse_value(raw: str | float | int | None, unit: str | None = None) -> Parse
     if bound:
         result.bound = {"≥": ">=", "at least": ">=", "≤": "<=", "at most": "<=", "up to": "<="}.get(
             bound.group(1).lower(), bound.group(1))
-    if len(numbers) == 2 and re.search(rf"{NUMBER}\s*[×x%]?{_RANGE_SEP}{NUMBER}", text):
+    if len(numbers) == 2 and re.search(rf"{_AT_NUMBER}{NUMBER}\s*[×x%]?{_RANGE_SEP}{NUMBER}", text):
         result.low, result.high = numbers
     elif len(numbers) > 1:
         result.items = numbers

@@ -80,13 +80,13 @@ def parameters_mentioned(sentence: str) -> list[str]:
     """Canonical parameters whose phrases occur in the sentence, most specific (longest) first."""
     text = re.sub(r"\s+", " ", sentence)
     found: list[str] = []
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # characters a longer phrase already claimed (linear in the text)
     for pattern, name in phrase_index():
         for match in pattern.finditer(text):
-            span = match.span()
-            if any(span[0] < end and start < span[1] for start, end in taken):
+            start, end = match.span()
+            if any(taken[start:end]):
                 continue
-            taken.append(span)
+            taken[start:end] = b"\x01" * (end - start)
             if name not in found:
                 found.append(name)
     return found

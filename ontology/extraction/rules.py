@@ -11,14 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence, readable_quote
 from ontology.gpus import vocabulary as gpu_vocabulary
 from ontology.vocabulary import spec_for
 
-N = r"\d[\d,]*(?:\.\d+)?"
-NK = r"\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"  # "50K tokens per second"
+N = r"(?<![\d,.])\d[\d,]*(?:\.\d+)?"  # starts only where a number starts: linear on long digit runs
+NK = r"(?<![\d,.])\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"  # "50K tokens per second"
 GPU = gpu_vocabulary().pattern(with_brand=True)
 SOFTWARE = {
     "cuda_version": r"CUDA(?:\s+[Tt]oolkit)?",
@@ -82,22 +83,34 @@ def _host_memory(match: re.Match[str], sentence: Sentence) -> str | None:
     return None if re.search(GPU + r"|GPU", before) else "host_memory_gb"
 
 
+# The choices below read the whole sentence; each is made once per sentence (cached on its text),
+# since a long sentence with many matches would otherwise be re-read for every match.
 def _bandwidth(match: re.Match[str], sentence: Sentence) -> str | None:
-    text = sentence.text.lower()
-    unit = match.group("u").lower()
-    if "pcie" in text and unit.startswith("gb/"):
+    return _bandwidth_in(sentence.text, match.group("u").lower().startswith("gb/"))
+
+
+@lru_cache(maxsize=256)
+def _bandwidth_in(sentence_text: str, gigabytes: bool) -> str | None:
+    text = sentence_text.lower()
+    if "pcie" in text and gigabytes:
         return "pcie_bandwidth_gb_s"
     if re.search(r"transfer|transmi|migrat", text) and not re.search(r"network|rdma|infiniband|\bib\b", text):
         return "kv_transfer_bandwidth_gbps"
     if re.search(r"network|rdma|infiniband|\bib\b|inter-?node|cross-?node|\bnic|ethernet|roce|interconnect", text):
         return "network_bandwidth_gbps"
-    if "nvlink" in text and unit.startswith("gb/"):
+    if "nvlink" in text and gigabytes:
         return "nvlink_bandwidth_gb_s"
     return None
 
 
+@lru_cache(maxsize=256)
+def _states_a_target(sentence_text: str) -> bool:
+    return re.search(r"SLO|SLA|deadline|threshold|upper limit|capped|latency (?:target|requirement)",
+                     sentence_text) is not None
+
+
 def _slo_time(match: re.Match[str], sentence: Sentence) -> str | None:
-    if not re.search(r"SLO|SLA|deadline|threshold|upper limit|capped|latency (?:target|requirement)", sentence.text):
+    if not _states_a_target(sentence.text):
         return None
     before = sentence.text[max(0, match.start() - 70) : match.start()]
     hits = [(m.end(), "slo_ttft_ms") for m in re.finditer(r"TTFT|first token", before, re.IGNORECASE)]
@@ -107,17 +120,26 @@ def _slo_time(match: re.Match[str], sentence: Sentence) -> str | None:
 
 
 def _tokens_per_s(match: re.Match[str], sentence: Sentence) -> str | None:
-    text = sentence.text.lower()
-    if re.search(r"\bsl[oa]\b", text):
-        return "slo_generation_tokens_per_s" if "generat" in text else "slo_prompt_tokens_per_s"
-    if re.search(r"optimal|theoretical|peak|upper bound", text):
-        return "optimal_throughput_tokens_per_s"
-    near = text[max(0, match.start() - 80) : match.start()]
+    kind = _throughput_kind(sentence.text)
+    if kind:
+        return kind
+    near = sentence.text[max(0, match.start() - 80) : match.start()].lower()
     if re.search(r"generat|decod|output", near):
         return "generation_throughput_tokens_per_s"
     if re.search(r"prefill|prompt|input", near):
         return "prefill_throughput_tokens_per_s"
     return "throughput_tokens_per_s"
+
+
+@lru_cache(maxsize=256)
+def _throughput_kind(sentence_text: str) -> str | None:
+    """The kind of throughput the whole sentence settles (an SLO, a peak), or None."""
+    text = sentence_text.lower()
+    if re.search(r"\bsl[oa]\b", text):
+        return "slo_generation_tokens_per_s" if "generat" in text else "slo_prompt_tokens_per_s"
+    if re.search(r"optimal|theoretical|peak|upper bound", text):
+        return "optimal_throughput_tokens_per_s"
+    return None
 
 
 def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence], str | None]:
@@ -132,7 +154,7 @@ def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence]
 
 RULES: list[Rule] = [
     # hardware
-    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:[A-Za-z(][\w()\-]*|\d+\s?GB)\s+){0,4}GPUs\b",
+    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:[A-Za-z(][\w()\-]{0,40}|\d+\s?GB)\s+){0,4}GPUs\b",
           "gpu_count", "GPUs", 0.8),
     _rule("gpu_times", rf"(?<![\w.])(?P<v>\d{{1,4}})\s?[x×]\s?{GPU}", "gpu_count", "GPUs", 0.75),
     _rule("gpu_memory_after", rf"{GPU}(?:[- ]SXM\d?|[- ]PCIe)?[^.;]{{0,25}}?(?<![\d.])(?P<v>\d{{2,3}})\s?GB\b(?!/)",
@@ -153,7 +175,7 @@ RULES: list[Rule] = [
     ],
     # models
     _rule("model_size", rf"\b{MODEL_FAMILY}[\s-]*(?:\d(?:\.\d)?[\s-]+)?(?P<v>\d+(?:\.\d+)?)\s?B\b", "model_size_b", "B params", 0.6),
-    _rule("model_size_list", r"(?P<v>\d+(?:\.\d+)?B(?:\s*,\s*\d+(?:\.\d+)?B)*(?:,?\s*(?:and|or)\s*\d+(?:\.\d+)?B)?)\s+param",
+    _rule("model_size_list", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?B(?:\s*,\s*\d+(?:\.\d+)?B){0,20}(?:,?\s*(?:and|or)\s*\d+(?:\.\d+)?B)?)\s+param",
           "model_size_b", "B params", 0.7),
     _rule("model_size_words", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)(?:\s?B-|\s+billion[\s-])param", "model_size_b", "B params", 0.7),
     _rule("model_memory", rf"(?P<v>{N})\s?GB\s+of\s+memory[^.]{{0,40}}(?:parameters|weights)", "model_memory_gb", "GB", 0.6, prose_only=True),
@@ -190,7 +212,7 @@ RULES: list[Rule] = [
     _rule("host_memory_range", rf"from (?P<v>{N}\s?GB to {N}\s?GB)", _named("host_memory_gb", r"cpu|host|dram|main memory"), "GB", 0.5),
     _rule("slo_scale", r"\bSLO scales?\s*(?:of|=|is|to)?\s*(?P<v>\d+(?:\.\d+)?)\b", "slo_scale", None, 0.75),
     _rule("slo_time", rf"(?<![\d.])(?P<v>{TIME})", _slo_time, "ms", 0.7),
-    _rule("counted", r"(?<![\d.])(?P<v>\d[\d,]*)\s+(?:LoRA\s+)?(?P<noun>replicas|adapters|threads|clients)\b",
+    _rule("counted", r"(?<![\d.,])(?P<v>\d[\d,]*)\s+(?:LoRA\s+)?(?P<noun>replicas|adapters|threads|clients)\b",
           lambda m, s: {"replicas": "num_replicas", "adapters": "num_adapters", "clients": "num_clients",
                         "threads": "io_threads" if re.search(r"read|i/o|\bio\b|load", s.text, re.I) else None}[m.group("noun")],
           None, 0.6),
