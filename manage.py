@@ -2,7 +2,8 @@
 """Django's command-line entry point for InfraWiki (runs every management command).
 
 A command that meets a database which is missing or not migrated says what to run and exits 2
-(infrawiki.setup_errors) instead of printing a traceback.
+(infrawiki.setup_errors) instead of printing a traceback; so do arguments that are not valid UTF-8
+and paths the operating system refuses (infrawiki.cli).
 """
 import os
 import sys
@@ -13,8 +14,17 @@ def main() -> None:
     from django.core.management import execute_from_command_line
     from django.db.utils import OperationalError, ProgrammingError
 
+    from infrawiki.cli import USAGE_EXIT, os_error_message, refuse_argv
+
+    refused = refuse_argv(sys.argv[1:])
+    if refused:
+        sys.stderr.write(refused + "\n")
+        sys.exit(USAGE_EXIT)
     try:
         execute_from_command_line(sys.argv)
+    except OSError as exc:
+        sys.stderr.write(os_error_message(exc) + "\n")
+        sys.exit(USAGE_EXIT)
     except (OperationalError, ProgrammingError) as exc:
         from infrawiki.setup_errors import SETUP_EXIT, setup_hint
 

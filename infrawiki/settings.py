@@ -267,6 +267,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "infrawiki.api_pagination.Pagination",
     "PAGE_SIZE": 25,
     "EXCEPTION_HANDLER": "infrawiki.api_errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "infrawiki.api_parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_THROTTLE_CLASSES": ["infrawiki.throttling.AnonThrottle", "infrawiki.throttling.UserThrottle"],
     "NUM_PROXIES": NUM_PROXIES,
     # Per client; "N/second|minute|hour|day". Counted in the default cache (per process unless CACHES is shared).

@@ -92,7 +92,13 @@ class GithubClient:
             raise GithubError(response.status_code, _reason(response, path))
         if raw:
             return GithubResponse(response.status_code, None, new_etag, response.text)
-        return GithubResponse(response.status_code, response.json(), new_etag)
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):  # every endpoint read here answers a JSON object
+            raise GithubError(response.status_code, f"GitHub answered {path} with a body that is not a JSON object")
+        return GithubResponse(response.status_code, data, new_etag)
 
 
 def _reason(response: requests.Response, path: str) -> str:

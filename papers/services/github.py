@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -97,23 +98,8 @@ def sync_repo(full_name: str) -> RepoReport:
     report = RepoReport(repo.full_name)
     gh = client()
     try:
-        meta = _fetch(gh, repo, "repo", f"/repos/{repo.full_name}", report)
-        if meta.data is not None:
-            _apply_metadata(repo, meta.data)
-        workflows = _fetch(gh, repo, "workflows", f"/repos/{repo.full_name}/actions/workflows", report)
-        if workflows.data is not None:
-            repo.workflows = [{"name": w.get("name", ""), "path": w.get("path", ""), "state": w.get("state", "")}
-                              for w in workflows.data.get("workflows", [])]
-            repo.has_ci = bool(repo.workflows)
-        issues = gh.get("/search/issues", params={"q": f"repo:{repo.full_name} {SIGNAL_QUERY}", "per_page": 50})
-        repo.production_signals = signals_from_issues(issues.data.get("items", []))
-        repo.save()
-        try:
-            readme = _fetch(gh, repo, "readme", f"/repos/{repo.full_name}/readme", report, raw=True)
-            report.linked_papers = link_readme(repo, readme.text) if not readme.not_modified else []
-        except GithubError as exc:
-            if exc.status != 404:  # no README is normal; other errors are worth a look
-                raise
+        with transaction.atomic():  # an answer of an unexpected shape stores nothing of this refresh
+            _refresh(gh, repo, report)
     except RateLimited as exc:
         reason = f"GitHub rate limit reached; will retry in {exc.wait_s} s"
         _record_failure(repo, reason)
@@ -122,12 +108,38 @@ def sync_repo(full_name: str) -> RepoReport:
         report.error = exc.reason
         _record_failure(repo, exc.reason)
         return report
+    except (ValueError, TypeError, AttributeError, DataError, IntegrityError) as exc:
+        report.error = f"GitHub answered with data of an unexpected shape ({type(exc).__name__}: {str(exc)[:200]})"
+        repo = CodeRepo.objects.filter(full_name__iexact=full_name).first() or CodeRepo(full_name=full_name)
+        _record_failure(repo, report.error)
+        return report
     repo.failure_reason = ""
     repo.fetched_at = timezone.now()
     repo.save()
     record_event(stage="github", repo=repo,
                  message=f"refreshed ({', '.join(report.changed) or 'not modified'})")
     return report
+
+
+def _refresh(gh: GithubClient, repo: CodeRepo, report: RepoReport) -> None:
+    """Read and store one repository's metadata, CI, issue signals and README links."""
+    meta = _fetch(gh, repo, "repo", f"/repos/{repo.full_name}", report)
+    if meta.data is not None:
+        _apply_metadata(repo, meta.data)
+    workflows = _fetch(gh, repo, "workflows", f"/repos/{repo.full_name}/actions/workflows", report)
+    if workflows.data is not None:
+        repo.workflows = [{"name": w.get("name", ""), "path": w.get("path", ""), "state": w.get("state", "")}
+                          for w in workflows.data.get("workflows", [])]
+        repo.has_ci = bool(repo.workflows)
+    issues = gh.get("/search/issues", params={"q": f"repo:{repo.full_name} {SIGNAL_QUERY}", "per_page": 50})
+    repo.production_signals = signals_from_issues(issues.data.get("items", []))
+    repo.save()
+    try:
+        readme = _fetch(gh, repo, "readme", f"/repos/{repo.full_name}/readme", report, raw=True)
+        report.linked_papers = link_readme(repo, readme.text) if not readme.not_modified else []
+    except GithubError as exc:
+        if exc.status != 404:  # no README is normal; other errors are worth a look
+            raise
 
 
 def _record_failure(repo: CodeRepo, reason: str) -> None:

@@ -2,8 +2,8 @@
 stdout and stderr, and any traceback it would have printed.
 
 `manage.py` itself (`run_from_argv`) closes the database connections when it ends, which would end
-the test's transaction; this does the same steps without that, so hundreds of fuzz cases cost
-milliseconds each instead of a Django start-up each.
+the test's transaction; this does the same steps (with manage.py's own edge checks, infrawiki.cli)
+without that, so hundreds of fuzz cases cost milliseconds each instead of a Django start-up each.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from django.core.management import get_commands, load_command_class
 from django.core.management.base import CommandError, SystemCheckError
 
+from infrawiki.cli import USAGE_EXIT, os_error_message, refuse_argv
+
 
 @dataclass
 class Outcome:
@@ -25,8 +27,8 @@ class Outcome:
 
     @property
     def clean_error(self) -> bool:
-        """Refused with exit status 2 and a message, no traceback."""
-        return self.crash is None and self.code == 2 and bool(self.err.strip())
+        """Refused with exit status 2 and a message (on stderr, or the JSON error on stdout), no traceback."""
+        return self.crash is None and self.code == 2 and bool(self.err.strip() or self.out.strip())
 
 
 def run_command(name: str, *argv: str) -> Outcome:
@@ -34,6 +36,9 @@ def run_command(name: str, *argv: str) -> Outcome:
     command = load_command_class(get_commands()[name], name)
     out, err = io.StringIO(), io.StringIO()
     code, crash = 0, None
+    refused = refuse_argv(list(argv))  # what manage.py does before any command runs
+    if refused:
+        return Outcome(USAGE_EXIT, "", refused + "\n")
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         parser = command.create_parser("manage.py", name)
         parser.called_from_command_line = True  # argparse errors exit 2, as in the shell
@@ -47,6 +52,9 @@ def run_command(name: str, *argv: str) -> Outcome:
         except (CommandError, SystemCheckError) as exc:
             err.write(f"CommandError: {exc}\n")
             code = exc.returncode if isinstance(exc, CommandError) else 1
+        except OSError as exc:  # manage.py turns these into one line and exit 2
+            err.write(os_error_message(exc) + "\n")
+            code = USAGE_EXIT
         except Exception:  # what the shell would show as a traceback with exit status 1
             code, crash = 1, traceback.format_exc()
     return Outcome(code, out.getvalue(), err.getvalue(), crash)

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from tests.papers.conftest import github_replay  # noqa: F401  (fixture for the GitHub answers)
+
 CASES: Counter[str] = Counter()
 CASE_BUDGET_S = 30  # one case longer than this is a hang
 

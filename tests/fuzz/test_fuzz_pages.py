@@ -38,7 +38,7 @@ def _page_patterns(resolver: URLResolver | None = None, prefix: str = "") -> lis
 
 
 def _url(source: str, value: str) -> str:
-    filled = re.sub(r"\(\?P<[^>]+>(?:[^()]|\([^()]*\))*\)", quote(value, safe="") or "x", source)
+    filled = re.sub(r"\(\?P<[^>]+>(?:[^()]|\([^()]*\))*\)", quote(value.encode("utf-8", "surrogatepass"), safe="") or "x", source)
     return "/" + filled.replace("\\", "")
 
 
@@ -51,7 +51,8 @@ def test_no_page_answers_a_server_error_to_hostile_paths_or_query_parameters(web
         pool = values(r, 50)
         urls = [_url(source, str(v)) for v in values(r, PATH_VALUES)] if "(?P<" in source else [_url(source, "")]
         urls += [_url(source, "2309.06180") + "?" + urlencode({name: str(r.choice(pool))
-                                                              for name in r.sample(QUERY_NAMES, r.randint(1, 6))})
+                                                              for name in r.sample(QUERY_NAMES, r.randint(1, 6))},
+                                                             encoding="utf-8", errors="surrogatepass")
                  for _ in range(QUERY_CASES)]
         for url in urls:
             for who, client in clients.items():
