@@ -36,10 +36,9 @@ def _matchers() -> dict[str, Callable[[str], object]]:
     from advisor.versions import vkey
     from infrawiki.throttling import Rate
     from ontology.extraction.improvements import extract_improvements, paper_topic_speedup
-    from ontology.extraction.pipeline import extract_document
     from ontology.extraction.rules import apply_rules
     from ontology.extraction.subjects import paper_subject
-    from ontology.extraction.text import PdfDocument, sentences
+    from ontology.extraction.text import sentences
     from ontology.extraction.tradeoffs import knobs_mentioned, trade_off_candidates
     from ontology.gpus import vocabulary
     from ontology.techniques import techniques_in_text
@@ -51,10 +50,6 @@ def _matchers() -> dict[str, Callable[[str], object]]:
     from papers.links import github_repos
     from papers.pdf.environment import find_environment
     from papers.scoring.topics import topics_for
-
-    def document(text: str) -> PdfDocument:
-        return PdfDocument(page_texts=[text], title=text[:200], abstract=text[:2000], arxiv_id=None,
-                           sections=[], tables=[])
 
     return {
         "gpu names (vocabulary find)": vocabulary().find,
@@ -80,7 +75,6 @@ def _matchers() -> dict[str, Callable[[str], object]]:
         "trade-off patterns": lambda text: (knobs_mentioned(text), trade_off_candidates(sentences([text]))),
         "improvement patterns": lambda text: (paper_topic_speedup(text),
                                               extract_improvements(sentences([text]), "System", "")),
-        "whole rule extraction of a page": lambda text: extract_document(document(text)),
         "environment in PDF text": lambda text: find_environment([text]),
     }
 
