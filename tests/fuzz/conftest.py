@@ -35,6 +35,14 @@ def time_limit(what: str, seconds: int = CASE_BUDGET_S) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_embedding_model() -> None:
+    """Load the search model once before any case is timed (its first load takes seconds)."""
+    from ontology.embeddings import embed_one
+
+    embed_one("warm-up")
+
+
 @pytest.fixture(autouse=True)
 def generous_limits(settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
