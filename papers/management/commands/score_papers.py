@@ -31,7 +31,7 @@ class Command(BaseCommand):
         for arxiv_id in options["paper"]:
             paper = Paper.objects.filter(arxiv_id=arxiv_id).first()
             if paper is None:
-                raise CommandError(f"no paper {arxiv_id!r}: crawl or load it first (crawl_arxiv, load_seed)")
+                raise CommandError(f"no paper {arxiv_id!r}: crawl or load it first (crawl_arxiv, load_seed)", returncode=2)
             score, changed = score_paper(paper)
             state = "new score" if changed else "unchanged"
             self.stdout.write(f"{arxiv_id}: {score.total:g}/10 {score.get_tier_display()} ({state})")

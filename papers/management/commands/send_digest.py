@@ -30,7 +30,7 @@ class Command(BaseCommand):
             self._preview(now, email)
             return
         if email and not Subscription.objects.filter(email=email.strip().lower()).exists():
-            raise CommandError(f"{email} is not subscribed; subscribe at /digest/ first")
+            raise CommandError(f"{email} is not subscribed; subscribe at /digest/ first", returncode=2)
         report = send_due_digests(now, email)
         self.stdout.write(str(report))
         if report.failed:
