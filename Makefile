@@ -24,8 +24,10 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# ruff over the tree; mypy strict on inference/ and advisor/ (configuration in pyproject.toml)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: bench-parse bench-inference bench-advisor bench-search
 

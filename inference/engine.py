@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from inference.block_manager import BlockManager
 from inference.config import Config, default_device
@@ -94,7 +94,8 @@ class LLMEngine:
             if self.tokenizer is None:
                 raise ValueError("this model has no tokenizer; pass prompts as lists of token ids")
             with self.tokenizer_lock:
-                return self.tokenizer.encode(prompt, add_special_tokens=True)
+                ids: list[int] = self.tokenizer.encode(prompt, add_special_tokens=True)
+                return ids
         if not all(isinstance(t, int) and 0 <= t < self.model_config.vocab_size for t in prompt):
             raise ValueError(f"token ids must be integers in [0, {self.model_config.vocab_size})")
         return list(prompt)
@@ -269,15 +270,15 @@ class LLM:
     def generate(self, prompts: str | list[int] | Seq[str | list[int]],
                  params: SamplingParams | Seq[SamplingParams] | None = None) -> list[RequestOutput]:
         """Run all prompts to completion together; outputs come back in prompt order."""
-        if isinstance(prompts, str) or (prompts and isinstance(prompts[0], int)):
-            prompts = [prompts]  # type: ignore[list-item]
+        one = isinstance(prompts, str) or bool(prompts and isinstance(prompts[0], int))
+        batch = [cast(str | list[int], prompts)] if one else cast(Seq[str | list[int]], prompts)
         params = params or SamplingParams()
-        param_list = list(params) if isinstance(params, Seq) else [params] * len(prompts)
-        if len(param_list) != len(prompts):
+        param_list = list(params) if isinstance(params, Seq) else [params] * len(batch)
+        if len(param_list) != len(batch):
             raise ValueError("pass one SamplingParams, or one per prompt")
         seqs: list[Sequence] = []
         try:
-            for prompt, sp in zip(prompts, param_list, strict=True):
+            for prompt, sp in zip(batch, param_list, strict=True):
                 seqs.append(self.engine.add_request(prompt, sp))
         except ValueError:
             for seq in seqs:  # all or nothing: no half-submitted batch left behind in the queue

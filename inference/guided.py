@@ -32,11 +32,11 @@ class GuidedDecoding:
         self.tokenizer = tokenizer
         self.vocab_size = vocab_size
         self.stop_token_ids = stop_token_ids
-        self._compiler = None
+        self._compiler: Any = None  # xgrammar's GrammarCompiler, built on first use
         self._cache: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
 
-    def _get_compiler(self):
+    def _get_compiler(self) -> Any:
         import xgrammar as xgr
 
         if self._compiler is None:
@@ -96,4 +96,4 @@ class GuidedDecoding:
             return False
         if not seq.matcher.accept_token(token_id):
             raise RuntimeError(f"guided decoding: token {token_id} was sampled but the grammar rejects it")
-        return seq.matcher.is_terminated()
+        return bool(seq.matcher.is_terminated())

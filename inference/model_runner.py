@@ -85,14 +85,17 @@ class ModelRunner:
             lens = meta.decode_context_lens = torch.tensor(decode_lens, dtype=torch.long, device=self.device)
             padding = key_pos.unsqueeze(0) >= lens.unsqueeze(1)
             meta.decode_bias = torch.zeros(padding.shape, device=self.device).masked_fill_(padding, float("-inf"))[:, None]
-        as_tensor = lambda xs: torch.tensor(xs, dtype=torch.long, device=self.device)  # noqa: E731
+        def as_tensor(xs: list[int]) -> torch.Tensor:
+            return torch.tensor(xs, dtype=torch.long, device=self.device)
+
         return as_tensor(ids), as_tensor(positions), meta, as_tensor(logits_rows)
 
     @torch.inference_mode()
     def forward(self, out: SchedulerOutput) -> torch.Tensor:
         """Float32 logits on the CPU, one row per sampling sequence (in scheduling order)."""
         ids, positions, meta, logits_rows = self.prepare(out)
-        return self.model(ids, positions, meta, logits_rows).float().cpu()
+        logits: torch.Tensor = self.model(ids, positions, meta, logits_rows)
+        return logits.float().cpu()
 
     def run(self, out: SchedulerOutput) -> list[int | None]:
         """One token per scheduled sequence that reached its last token this step, else None."""

@@ -59,7 +59,7 @@ class PagedAttention(torch.nn.Module):
         flat_k.index_copy_(0, meta.slot_mapping, k)
         flat_v.index_copy_(0, meta.slot_mapping, v)
         if not meta.prefills:  # a pure decode step: row i is sequence i's one new token
-            return self._decode(q, *self._decode_context(meta), meta.decode_bias)
+            return self._decode(q, *self._decode_context(meta), self._decode_bias(meta))
         out = torch.empty_like(q)
         for chunk in meta.prefills:
             rows = slice(chunk.start, chunk.start + chunk.length)
@@ -72,16 +72,23 @@ class PagedAttention(torch.nn.Module):
             out[rows] = self._sdpa(q[rows].unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0), mask)[0]
         if meta.decode_rows is not None:
             qd = q.index_select(0, meta.decode_rows)
-            out[meta.decode_rows] = self._decode(qd, *self._decode_context(meta), meta.decode_bias)
+            out[meta.decode_rows] = self._decode(qd, *self._decode_context(meta), self._decode_bias(meta))
         return out
 
     def _decode_context(self, meta: AttentionMetadata) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of every decode sequence, gathered through its block table: [B, L, Hkv, D] each."""
+        assert meta.decode_rows is not None and meta.decode_block_tables is not None, "no decode rows in this step"
+        assert self.k_cache is not None and self.v_cache is not None, "KV cache not bound"
         b = meta.decode_rows.numel()
         tables = meta.decode_block_tables.flatten()
         keys = self.k_cache.index_select(0, tables).view(b, -1, self.num_kv_heads, self.head_dim)
         values = self.v_cache.index_select(0, tables).view(b, -1, self.num_kv_heads, self.head_dim)
         return keys, values
+
+    @staticmethod
+    def _decode_bias(meta: AttentionMetadata) -> torch.Tensor:
+        assert meta.decode_bias is not None, "no decode rows in this step"
+        return meta.decode_bias
 
     def _decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
         """One query per sequence: q [B, H, D], k/v [B, L, Hkv, D], bias [B, 1, L] -> [B, H, D].

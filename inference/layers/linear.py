@@ -29,7 +29,7 @@ def can_pack(weight: torch.Tensor) -> bool:
     if weight.device.type != "cpu" or not torch.backends.mkldnn.is_available():
         return False
     if weight.dtype == torch.bfloat16:
-        return torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     return weight.dtype == torch.float32
 
 
@@ -60,7 +60,7 @@ def int8_linear(x: torch.Tensor, packed: Any, bias: torch.Tensor | None) -> torc
     pairwise sums cannot saturate on CPUs without VNNI.
     """
     if x.numel() == x.shape[-1]:  # one token (batch-1 decode): fbgemm's per-tensor scale already is per token
-        y = torch.ops.quantized.linear_dynamic(x, packed, True)
+        y: torch.Tensor = torch.ops.quantized.linear_dynamic(x, packed, True)
     else:
         row_max = x.abs().amax(dim=-1, keepdim=True).clamp_min(1e-12)
         y = torch.ops.quantized.linear_dynamic(x / row_max, packed, True).mul_(row_max)
@@ -87,7 +87,8 @@ class Linear(nn.Linear):
         if self.packed_int8 is not None:
             return int8_linear(x, self.packed_int8, self.bias)
         if self.packed is not None:
-            return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+            out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+            return out
         return F.linear(x, self.weight, self.bias)
 
     def weight_bytes(self) -> int:

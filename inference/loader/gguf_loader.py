@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,7 +42,7 @@ class GGUFError(ValueError):
     """The file is not a GGUF this engine can run; the message says why."""
 
 
-def _field(reader: GGUFFile, key: str, default=None):
+def _field(reader: GGUFFile, key: str, default: Any = None) -> Any:
     return reader.metadata.get(key, default)
 
 
@@ -50,7 +51,7 @@ def read_config(reader: GGUFFile) -> ModelConfig:
     if arch not in SUPPORTED_ARCHITECTURES:
         raise GGUFError(f"GGUF architecture {arch!r} is not supported (supported: {', '.join(SUPPORTED_ARCHITECTURES)})")
 
-    def need(key: str):
+    def need(key: str) -> Any:
         value = _field(reader, f"{arch}.{key}")
         if value is None:
             raise GGUFError(f"GGUF metadata lacks {arch}.{key}")

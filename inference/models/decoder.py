@@ -72,7 +72,8 @@ class Attention(nn.Module):
         q, k = qk.split([c.num_heads, c.num_kv_heads], dim=1)
         v = qkv[:, c.q_size + c.kv_size :].view(-1, c.num_kv_heads, c.head_dim)
         o = self.attn(q, k, v, meta)
-        return self.o_proj(o.flatten(1))
+        out: torch.Tensor = self.o_proj(o.flatten(1))
+        return out
 
 
 class MLP(nn.Module):
@@ -84,7 +85,8 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = self.gate_up_proj(x).split(self.intermediate, dim=-1)
-        return self.down_proj(F.silu(gate) * up)
+        out: torch.Tensor = self.down_proj(F.silu(gate) * up)
+        return out
 
 
 class DecoderLayer(nn.Module):
@@ -97,7 +99,8 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor], meta: AttentionMetadata) -> torch.Tensor:
         x = x + self.self_attn(self.input_layernorm(x), rope, meta)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        out: torch.Tensor = x + self.mlp(self.post_attention_layernorm(x))
+        return out
 
 
 class DecoderForCausalLM(nn.Module):
@@ -129,7 +132,8 @@ class DecoderForCausalLM(nn.Module):
             for layer in self.layers:
                 x = layer(x, rope, meta)
         x = self.norm(x.index_select(0, logits_rows))
-        return self.lm_head(x)
+        logits: torch.Tensor = self.lm_head(x)
+        return logits
 
     def prepare_for_inference(self, int8: bool = False) -> None:
         """Once, after loading: prepack (or with `int8`, quantise) the projections for the CPU kernels
@@ -148,5 +152,9 @@ class DecoderForCausalLM(nn.Module):
                     if "proj.weight" not in n and n not in ("lm_head.weight", "embed_tokens.weight"))
         return linear + other
 
+    def decoder_layers(self) -> list[DecoderLayer]:
+        """The layers with their type (nn.ModuleList hands them out as plain Modules)."""
+        return [layer for layer in self.layers if isinstance(layer, DecoderLayer)]
+
     def attention_layers(self) -> list[PagedAttention]:
-        return [layer.self_attn.attn for layer in self.layers]
+        return [layer.self_attn.attn for layer in self.decoder_layers()]

@@ -95,7 +95,7 @@ class FusedDecoder:
         """A FusedDecoder, or None and why this model keeps the reference path."""
         if next(model.parameters()).device.type != "cpu":
             return None, "not a CPU model"
-        linears = [m for layer in model.layers for m in (layer.self_attn.qkv_proj, layer.self_attn.o_proj,
+        linears = [m for layer in model.decoder_layers() for m in (layer.self_attn.qkv_proj, layer.self_attn.o_proj,
                                                          layer.mlp.gate_up_proj, layer.mlp.down_proj)]
         layout = projection_layout(linears)
         if layout is None:
@@ -105,19 +105,29 @@ class FusedDecoder:
             return None, why
         return cls(model, module, layout), ""
 
+    def _weight_of(self, linear: Linear) -> torch.Tensor:
+        """A projection's weight as the layout passes it (int8 weights go separately, prepacked)."""
+        if self.layout == DENSE:
+            return linear.weight
+        if self.layout == PACKED and linear.packed is not None:
+            return linear.packed
+        return torch.empty(0)
+
     def layer_tensors(self) -> tuple[list[torch.Tensor], list[Any]]:
         """Nine tensors per layer in csrc's order, and the int8 weights; rebuilt when new caches are bound."""
-        first = self.model.layers[0].self_attn.attn.k_cache
+        first = self.model.decoder_layers()[0].self_attn.attn.k_cache
         if self._bound_to is not first:
             empty = torch.empty(0)
-            weight = {DENSE: lambda m: m.weight, PACKED: lambda m: m.packed, INT8: lambda m: empty}[self.layout]
+            weight = self._weight_of
             self._tensors, self._int8 = [], []
-            for layer in self.model.layers:
+            for layer in self.model.decoder_layers():
                 attn, mlp = layer.self_attn, layer.mlp
                 qkv, o, gate_up, down = attn.qkv_proj, attn.o_proj, mlp.gate_up_proj, mlp.down_proj
+                k_cache, v_cache = attn.attn.k_cache, attn.attn.v_cache
+                assert k_cache is not None and v_cache is not None, "KV cache not bound"
                 self._tensors += [layer.input_layernorm.weight, weight(qkv), empty if qkv.bias is None else qkv.bias,
                                   weight(o), layer.post_attention_layernorm.weight, weight(gate_up), weight(down),
-                                  attn.attn.k_cache, attn.attn.v_cache]
+                                  k_cache, v_cache]
                 if self.layout == INT8:
                     self._int8 += [m.packed_int8 for m in (qkv, o, gate_up, down)]
             self._bound_to = first
@@ -128,9 +138,10 @@ class FusedDecoder:
         cos, sin = (t.view(t.shape[0], -1) for t in rope)
         self.steps += 1
         tensors, int8 = self.layer_tensors()
-        return self.module.decode_layers(x, cos, sin, meta.slot_mapping, meta.decode_block_tables,
+        out: torch.Tensor = self.module.decode_layers(x, cos, sin, meta.slot_mapping, meta.decode_block_tables,
                                          meta.decode_context_lens, tensors, int8, cfg.num_heads,
                                          cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps, self.layout)
+        return out
 
 
 def enable_fused_decode(model: DecoderForCausalLM) -> str:
