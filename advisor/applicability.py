@@ -115,7 +115,7 @@ def _model_aspect(setup: dict[str, Any], sizes_b: list[float]) -> Aspect:
 def _how_to_try(setup: dict[str, Any], techniques: list[str], repos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per technique the paper discusses: the flag in your engine release, the release that adds it, or the repo."""
     engine, version = str(setup.get("engine") or ""), setup.get("engine_version") or None
-    out = []
+    out: list[dict[str, Any]] = []
     eid = profiles.engine_id(engine) if engine else None
     for name in techniques:
         entry = profiles.profile(eid).technique(name, version) if eid else None

@@ -88,7 +88,7 @@ def _fact_votes(query: str) -> dict[str, float]:
     linked = ontology_selectors.techniques_of_facts([h["fact_id"] for h in hits if h.get("fact_id")])
     votes: dict[str, float] = {}
     for rank, hit in enumerate(hits):
-        for name in linked.get(hit.get("fact_id"), []):
+        for name in linked.get(int(hit.get("fact_id") or 0), []):
             votes[name] = votes.get(name, 0.0) + 1.0 / (rank + 10)
     top = max(votes.values(), default=0.0)
     return {name: v / top for name, v in votes.items()} if top else {}
@@ -101,7 +101,7 @@ def rank_techniques(query: str) -> list[dict[str, Any]]:
     words = content_words(query)
     named = set(techniques_in_text(query))
     votes = _fact_votes(query)
-    ranked = []
+    ranked: list[dict[str, Any]] = []
     for name, spec in techniques().items():
         rows = [i for i, n in enumerate(names) if n == name]
         best_row = max(rows, key=lambda i: sims[i])
@@ -118,7 +118,7 @@ def rank_techniques(query: str) -> list[dict[str, Any]]:
     return ranked[:MAX_FINDINGS]
 
 
-def _evidence(vector, name: str) -> list[dict[str, Any]]:
+def _evidence(vector: np.ndarray, name: str) -> list[dict[str, Any]]:
     """The linked facts nearest to the text, one per paper, from papers that discuss the technique by name."""
     rows = ontology_selectors.technique_facts_near(vector, name, limit=80)
     named: dict[str, int] = {}

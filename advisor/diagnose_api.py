@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -29,7 +30,7 @@ class DiagnoseView(APIView):
     @extend_schema(tags=["advisor"], request=DiagnoseRequestSerializer,
                    responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
                    examples=[OpenApiExample("OOM", value={"query": "CUDA out of memory with many concurrent requests"})])
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         body = request.data if isinstance(request.data, dict) else None
         if body is None or not isinstance(body.get("query"), str):
             raise DiagnoseInputError("send a JSON object with a `query` string",

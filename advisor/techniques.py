@@ -187,12 +187,12 @@ def _model_size_b(rec: dict[str, Any]) -> float | None:
         return None
     label = f"{rec.get('quantization') or ''} {rec.get('dtype') or ''}".lower()
     bytes_per = 0.5 if re.search(r"awq|gptq|int4|4.?bit|q4", label) else 1.0 if re.search(r"fp8|int8|8.?bit", label) else 2.0
-    return weights * (1 << 30) * (rec.get("tensor_parallel_size") or 1) * (rec.get("pipeline_parallel_size") or 1) / bytes_per / 1e9
+    return float(weights) * (1 << 30) * (rec.get("tensor_parallel_size") or 1) * (rec.get("pipeline_parallel_size") or 1) / bytes_per / 1e9
 
 
 def rank_evidence(rows: list[dict[str, Any]], inp: dict[str, Any], rec: dict[str, Any]) -> list[dict[str, Any]]:
     """Facts of papers that evaluate the technique, the ones measured closest to the request first."""
-    named = {}
+    named: dict[str, int] = {}
     for row in rows:
         if row["names_technique"]:
             named[row["paper"]] = named.get(row["paper"], 0) + 1
@@ -205,7 +205,7 @@ def rank_evidence(rows: list[dict[str, Any]], inp: dict[str, Any], rec: dict[str
         if row["parameter"] == "model_size_b" and row.get("value_num"):
             sizes.append(row["value_num"])
         lengths = [float(n) * (1024 if k else 1) for n, k in _TOKENS.findall(quote)]
-        return (2.0 * row["names_technique"] + 0.5 * row["verified"] + 0.5 * (row["kind"] == "trade_off")
+        return float(2.0 * row["names_technique"] + 0.5 * row["verified"] + 0.5 * (row["kind"] == "trade_off")
                 + _gpu_score(str(inp.get("gpu") or ""), row)
                 + (_best(sizes, size, 30.0) if size else 0.0)
                 + max(_best(lengths, w["prompt_tokens"], 16.0), _best(lengths, w["output_tokens"], 16.0)))

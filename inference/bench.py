@@ -373,7 +373,7 @@ def random_model(dims: dict[str, Any], dtype: torch.dtype, device: str, name: st
     from inference.loader import empty_model
 
     with torch.device(device):  # built directly in the compute dtype: a float32 7B would not fit 24 GiB of RAM
-        hf = Qwen2ForCausalLM._from_config(Qwen2Config(**dims), dtype=dtype).eval()  # type: ignore[no-untyped-call]
+        hf = Qwen2ForCausalLM._from_config(Qwen2Config(**dims), dtype=dtype).eval()
     cfg = ModelConfig(architecture="qwen2", hidden_size=dims["hidden_size"], num_layers=dims["num_hidden_layers"],
                       num_heads=dims["num_attention_heads"], num_kv_heads=dims["num_key_value_heads"],
                       intermediate_size=dims["intermediate_size"], vocab_size=dims["vocab_size"],

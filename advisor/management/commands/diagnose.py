@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -20,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("text", nargs="+", help="the symptom in plain words, or the error message")
         parser.add_argument("--json", action="store_true", dest="as_json")
 
-    def handle(self, *args, text: list[str], as_json: bool, **options) -> None:
+    def handle(self, *args: Any, text: list[str], as_json: bool, **options: Any) -> None:
         try:
             result = diagnose(" ".join(text))
         except DiagnoseInputError as exc:
