@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from ontology.models import Entity, ExtractionRun, Fact, FactRevision, RejectedOutput, SearchDocument
+from ontology.models import (
+    Entity,
+    ExtractionRun,
+    Fact,
+    FactRevision,
+    FactTechnique,
+    RejectedOutput,
+    SearchDocument,
+    Technique,
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -73,3 +82,20 @@ class SearchDocumentAdmin(ReadOnlyAdmin):
     list_display = ["doc_type", "paper", "text"]
     list_filter = ["doc_type"]
     list_select_related = ["paper"]
+
+
+@admin.register(Technique)
+class TechniqueAdmin(ReadOnlyAdmin):
+    """Techniques come from ontology/data/techniques.json; edit the file, then `link_techniques`."""
+
+    list_display = ["name", "title"]
+    search_fields = ["name", "title"]
+
+
+@admin.register(FactTechnique)
+class FactTechniqueAdmin(ReadOnlyAdmin):
+    """A person links facts in the wiki, where the change is recorded as a revision."""
+
+    list_display = ["technique", "fact", "linked_by", "created_at"]
+    list_filter = ["linked_by", "technique"]
+    list_select_related = ["technique", "fact"]

@@ -11,9 +11,11 @@ from papers.models import (
     IdentityConflict,
     Paper,
     PaperAuthor,
+    PaperPage,
     PaperRepo,
     PipelineEvent,
     Section,
+    SourceHealth,
     Table,
 )
 from papers.models.digest import DigestDelivery, Subscription
@@ -151,3 +153,16 @@ class DigestDeliveryAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["subscription__email", "error"]
     list_select_related = ["subscription"]
+
+
+@admin.register(SourceHealth)
+class SourceHealthAdmin(admin.ModelAdmin):
+    list_display = ["name", "reachable", "unreachable_since", "last_ok_at", "next_try_at", "checked_at"]
+    readonly_fields = ["checked_at"]
+
+
+@admin.register(PaperPage)
+class PaperPageAdmin(admin.ModelAdmin):
+    list_display = ["paper", "number"]
+    search_fields = ["paper__arxiv_id", "paper__title"]
+    list_select_related = ["paper"]

@@ -1,0 +1,13 @@
+"""Django admin for the advisor's database rows: the Hugging Face model specs cached by revision."""
+from __future__ import annotations
+
+from django.contrib import admin
+
+from advisor.models import HubModel
+
+
+@admin.register(HubModel)
+class HubModelAdmin(admin.ModelAdmin):
+    list_display = ["repo_id", "revision", "fetched_at"]
+    search_fields = ["repo_id"]
+    readonly_fields = ["fetched_at"]
