@@ -31,4 +31,4 @@ def test_the_dashboard_counts_the_whole_seed_in_its_pipeline_panel(client, seede
     # recent events, arXiv health and waiting PDFs; facts; running jobs: fixed, whatever the corpus size
     with django_assert_num_queries(13):
         html = client.get("/").content.decode()
-    assert f"{seeded} papers known." in html
+    assert f"{seeded} papers known, " in html
