@@ -60,5 +60,15 @@ class ThroughputMeter:
             return sum(n for _, n in self.events) / self.window_s
 
 
-def gauge(name: str, help_text: str, value: float, kind: str = "gauge") -> list[str]:
+def _sample(name: str, help_text: str, value: float, kind: str) -> list[str]:
     return [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f"{name} {value}"]
+
+
+def gauge(name: str, help_text: str, value: float) -> list[str]:
+    """A value read live that may go up or down (sequences running, blocks in use)."""
+    return _sample(name, help_text, value, "gauge")
+
+
+def counter(name: str, help_text: str, value: float) -> list[str]:
+    """A running total that only grows while the server lives (tokens generated, preemptions)."""
+    return _sample(name, help_text, value, "counter")

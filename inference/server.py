@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from inference.engine import LLMEngine, RequestOutput, StepEvent
-from inference.metrics import TPOT_BUCKETS, TTFT_BUCKETS, Histogram, ThroughputMeter, gauge
+from inference.metrics import TPOT_BUCKETS, TTFT_BUCKETS, Histogram, ThroughputMeter, counter, gauge
 from inference.openai_api import (
     ParsedRequest,
     RequestError,
@@ -53,7 +53,8 @@ class Pending:
 
 
 class EngineLoop:
-    """Runs the engine on one thread; the only place that calls engine methods after start-up."""
+    """Runs the engine on one thread, the only one that steps it or adds and aborts its sequences;
+    HTTP threads call only its tokenizer and grammar compiler and read its counts for /metrics."""
 
     def __init__(self, engine: LLMEngine) -> None:
         self.engine = engine
@@ -188,13 +189,13 @@ class EngineLoop:
         lines += gauge("infrawiki_llm_kv_blocks_total", "KV-cache blocks in all.", e.block_manager.num_blocks)
         lines += gauge("infrawiki_llm_generation_tokens_per_second", "Generated tokens/s over the last 10 s.",
                        round(self.throughput.rate(), 3))
-        lines += gauge("infrawiki_llm_generated_tokens_total", "Tokens generated.", e.stats.generated_tokens, "counter")
-        lines += gauge("infrawiki_llm_prompt_tokens_total", "Prompt tokens computed.", e.stats.prompt_tokens, "counter")
-        lines += gauge("infrawiki_llm_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.",
-                       e.block_manager.prefix_hits, "counter")
-        lines += gauge("infrawiki_llm_prefix_cache_query_tokens_total", "Prompt tokens looked up in the prefix cache.",
-                       e.block_manager.prefix_queries, "counter")
-        lines += gauge("infrawiki_llm_preemptions_total", "Sequences preempted.", e.scheduler.num_preemptions, "counter")
+        lines += counter("infrawiki_llm_generated_tokens_total", "Tokens generated.", e.stats.generated_tokens)
+        lines += counter("infrawiki_llm_prompt_tokens_total", "Prompt tokens computed.", e.stats.prompt_tokens)
+        lines += counter("infrawiki_llm_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.",
+                       e.block_manager.prefix_hits)
+        lines += counter("infrawiki_llm_prefix_cache_query_tokens_total", "Prompt tokens looked up in the prefix cache.",
+                       e.block_manager.prefix_queries)
+        lines += counter("infrawiki_llm_preemptions_total", "Sequences preempted.", e.scheduler.num_preemptions)
         lines += ["# HELP infrawiki_llm_requests_finished_total Requests finished, by reason.",
                   "# TYPE infrawiki_llm_requests_finished_total counter"]
         lines += [f'infrawiki_llm_requests_finished_total{{reason="{r}"}} {n}' for r, n in sorted(self.finished.items())]
