@@ -50,6 +50,10 @@ def memory_broker() -> Iterator[object]:
 
     saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
     switch_broker(app, "memory://", {}, None)
+    # the in-memory transport is one per process: drop what earlier tests left on its queues
+    with app.connection_for_write() as conn:
+        for queue in ("crawl", "parse", "extract", "digest"):
+            conn.SimpleQueue(queue).clear()
     try:
         yield app
     finally:
