@@ -18,6 +18,8 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from benchmarks.database import throwaway_database
+
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = {"dev": ROOT / "tests" / "data" / "diagnose_dev.json",
           "heldout": ROOT / "tests" / "data" / "diagnose_heldout.json"}
@@ -69,16 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db-name", default="infrawiki_diagnose_bench")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each question's findings")
     args = parser.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    import django
-
-    django.setup()
-    from django.db import connection
-
-    original_name = connection.settings_dict["NAME"]
-    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": args.db_name}
-    connection.creation.create_test_db(verbosity=0, autoclobber=not args.reuse, keepdb=args.reuse)
-    try:
+    with throwaway_database(args.db_name, reuse=args.reuse, keep=args.keep):
         if not args.reuse:
             started = time.perf_counter()
             count = ingest_corpus(Path(args.corpus) / "corpus" / "pdfs")
@@ -89,11 +82,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"first quote of the first finding {r['firsts']}/{r['questions']} = {r['firsts'] / r['questions']:.2f}"
                   + (f"; unanswerable refused {r['refused']}/{r['unanswerable']}" if r["unanswerable"] else ""),
                   flush=True)
-    finally:
-        if args.keep:
-            print(f"kept database {connection.settings_dict['NAME']}")
-        else:
-            connection.creation.destroy_test_db(original_name, verbosity=0)
     return 0
 
 

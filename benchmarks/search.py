@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import random
 import statistics
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.database import throwaway_database
 from inference.timing import timings
 
 QUESTIONS = [
@@ -147,27 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of generating")
     parser.add_argument("--db-name", default="infrawiki_search_bench", help="name of the throw-away database")
     args = parser.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    import django
-
-    django.setup()
-    from django.db import connection
-
-    original_name = connection.settings_dict["NAME"]
-    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": args.db_name}
-    connection.creation.create_test_db(verbosity=0, autoclobber=not args.reuse, keepdb=args.reuse)
-    try:
+    with throwaway_database(args.db_name, reuse=args.reuse, keep=args.keep):
         if not args.reuse:
             started = time.perf_counter()
             generate(args.facts)
             print(f"generated {args.facts} facts (+ search documents, HNSW and GIN indexes) in "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
         result = measure(args.queries)
-    finally:
-        if args.keep:
-            print(f"kept database {connection.settings_dict['NAME']}")
-        else:
-            connection.creation.destroy_test_db(original_name, verbosity=0)
     print(f"hybrid_search over {args.facts} facts, {args.queries} queries: p50 {result['p50_ms']:.1f} ms, "
           f"p95 {result['p95_ms']:.1f} ms (target <= 50 ms)")
     print(f"  SQL alone: p50 {result['sql_p50_ms']:.1f} ms, p95 {result['sql_p95_ms']:.1f} ms; "

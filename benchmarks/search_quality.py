@@ -20,6 +20,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from benchmarks.database import throwaway_database
+
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "tests" / "data" / "search_questions_dev.jsonl"
 PAPERS = ROOT / "tests" / "data" / "papers"
@@ -152,17 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", action="store_true", help="also extract and index facts (slow: rules on every page)")
     parser.add_argument("--reuse", action="store_true", help="keep the database and reuse it (papers already in it are not ingested again)")
     args = parser.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    import django
-
-    django.setup()
-    from django.db import connection
-
     questions = [json.loads(line) for line in Path(args.questions).read_text().splitlines() if line.strip()]
-    original_name = connection.settings_dict["NAME"]
-    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": args.db_name}
-    connection.creation.create_test_db(verbosity=0, autoclobber=not args.reuse, keepdb=args.reuse)
-    try:
+    with throwaway_database(args.db_name, reuse=args.reuse, keep=args.reuse):
         from papers.models import Paper
 
         if not args.no_load:
@@ -170,9 +163,6 @@ def main(argv: list[str] | None = None) -> int:
         stored = set(Paper.objects.values_list("arxiv_id", flat=True))
         questions = [q for q in questions if q["paper"] in stored]
         results = evaluate(questions)
-    finally:
-        if not args.reuse:
-            connection.creation.destroy_test_db(original_name, verbosity=0)
     print(f"{len(questions)} questions over {len(stored)} papers")
     for name, (hit5, mrr) in results.items():
         print(f"{name:<20} hit@5={hit5:.2f} MRR={mrr:.2f}")
