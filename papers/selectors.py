@@ -155,8 +155,9 @@ def pipeline_status() -> dict[str, Any]:
     total = sum(by_status.values())
     here = Paper.objects.exclude(pdf_path="")
     scored = Score.objects.filter(is_latest=True).count()
+    waiting_pdfs = Paper.objects.filter(waiting_for_pdf()).count()
     counts = {
-        "downloaded": (here.count(), Paper.objects.filter(waiting_for_pdf()).count(), "download"),
+        "downloaded": (here.count(), waiting_pdfs, "download"),
         "parsed": (here.filter(status__in=READ_STATUSES).count(), by_status.get("downloaded", 0), "parse"),
         "extracted": (by_status.get("extracted", 0),
                       sum(by_status.get(s, 0) for s in ("parsed", "extracting", "waiting")), "extract"),
@@ -170,14 +171,15 @@ def pipeline_status() -> dict[str, Any]:
         stages.append({"key": key, "label": _STAGE_LABELS[key], "done": done, "waiting": waiting,
                        "per_min": round(per_min, 1), "eta": eta})
     return {"total": total, "stages": stages, "failed": by_status.get("failed", 0), "by_status": by_status,
-            "read": sum(by_status.get(s, 0) for s in READ_STATUSES)}
+            "read": sum(by_status.get(s, 0) for s in READ_STATUSES), "waiting_for_pdf": waiting_pdfs}
 
 
-def network_status() -> dict[str, Any]:
-    """What the dashboard says about arXiv: never tried, reachable, or unreachable since when."""
+def network_status(waiting_for_pdf_count: int) -> dict[str, Any]:
+    """What the dashboard says about arXiv: never tried, reachable, or unreachable since when, beside
+    the papers waiting for their PDF (counted once, by pipeline_status)."""
     row = health(ARXIV)
     return {"state": {True: "reachable", False: "unreachable", None: "not tried"}[row.reachable if row else None],
-            "health": row, "waiting": Paper.objects.filter(waiting_for_pdf()).count()}
+            "health": row, "waiting": waiting_for_pdf_count}
 
 
 def latest_scores(*, tier: str | None = None, quadrant: str | None = None,

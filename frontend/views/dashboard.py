@@ -18,9 +18,10 @@ from papers.scoring.rules import HIGH_COST, HIGH_VALUE
 
 
 def _pipeline_context() -> dict:
+    pipeline = paper_selectors.pipeline_status()
     return {
-        "pipeline": paper_selectors.pipeline_status(),
-        "network": paper_selectors.network_status(),
+        "pipeline": pipeline,
+        "network": paper_selectors.network_status(pipeline["waiting_for_pdf"]),
         "fact_count": ontology_selectors.live_facts().count(),
         "running": ontology_selectors.running_extractions(limit=10),
     }
