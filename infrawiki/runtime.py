@@ -76,7 +76,10 @@ def database_settings(url: str) -> dict:
         "PORT": str(parsed.port or ""),
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"connect_timeout": 10},
+        # An HNSW scan that stops after ef_search candidates returns fewer rows than asked for when
+        # a filter (doc_type) or dead index entries (re-indexed documents) remove some; pgvector's
+        # iterative scan keeps walking the graph until the LIMIT is filled, in distance order.
+        "OPTIONS": {"connect_timeout": 10, "options": "-c hnsw.iterative_scan=strict_order"},
     }
 
 

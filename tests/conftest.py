@@ -159,3 +159,23 @@ def _empty_cache() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _live_search_graph(request) -> None:
+    """Each database test starts with an HNSW graph of live rows only.
+
+    The tests share one database and roll back, and no vacuum runs between them, so every rolled-back
+    search document stays in the graph as a dead entry; after a corpus ingest there are thousands, and
+    the approximate scan can no longer reach a later test's few live documents. (A served instance is
+    vacuumed by autovacuum.) Transactional tests start from truncated tables, which empties the index.
+    """
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or bool(marker and marker.kwargs.get("transaction"))
+    if transactional or not (marker or "db" in request.fixturenames):
+        return
+    request.getfixturevalue("db")
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX INDEX searchdoc_embedding_hnsw")

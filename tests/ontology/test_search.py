@@ -82,3 +82,58 @@ def test_the_search_command_refuses_an_unusable_query_with_exit_status_2(query):
     outcome = run_command("search", query, "--json")
     assert outcome.clean_error, outcome
     assert outcome.out == ""
+
+
+QUESTION = "how large should KV cache blocks be"
+
+
+def _documents_near(vector, paper, doc_type: str, count: int, spread: float, seed: int) -> list:
+    """`count` unsaved search documents scattered around `vector` (nearer to it than any real text)."""
+    import numpy
+
+    from ontology.models import SearchDocument
+
+    rng = numpy.random.default_rng(seed)
+    return [SearchDocument(doc_type=doc_type, paper=paper, page=1, text=f"{doc_type} {i}",
+                           embedding=list(numpy.asarray(vector) + rng.normal(0, spread, len(vector))))
+            for i in range(count)]
+
+
+def _search_through_the_hnsw_index(**kwargs) -> list:
+    """hybrid_search with sequential scans off: the plan a large table gets."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+    try:
+        return hybrid_search(QUESTION, **kwargs)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_seqscan")
+
+
+def test_a_type_filter_still_fills_the_limit_when_other_documents_are_nearer(stored, paper):
+    """The HNSW scan walks on past nearer documents of other types (pgvector's iterative scan), so a
+    fact search is not emptied by the many page passages that sit closer to the question."""
+    from ontology.embeddings import embed_one
+    from ontology.models import SearchDocument
+
+    SearchDocument.objects.bulk_create(_documents_near(embed_one(QUESTION), paper, "passage", 300, 0.02, seed=0))
+    results = _search_through_the_hnsw_index(limit=4, types=("fact",))
+    assert len(results) == 4 and {r["type"] for r in results} == {"fact"}
+
+
+def test_dead_index_entries_do_not_hide_live_documents(stored, paper):
+    """Rolled-back or re-indexed rows stay in the HNSW graph as dead entries until a vacuum."""
+    from django.db import transaction
+
+    from ontology.embeddings import embed_one
+    from ontology.models import SearchDocument
+
+    try:
+        with transaction.atomic():
+            SearchDocument.objects.bulk_create(_documents_near(embed_one(QUESTION), paper, "fact", 300, 0.02, seed=1))
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
+    assert len(_search_through_the_hnsw_index(limit=4, types=("fact",))) == 4
