@@ -15,7 +15,7 @@ from ontology.vocabulary import spec_for
 NUM = r"\d+(?:\.\d+)?"
 SEP = r"\s?(?:-|–|—|∼|~|to)\s?"
 MULTIPLIER = re.compile(
-    rf"(?<![\d.\w])(?P<v>{NUM}\s?×{SEP}{NUM}\s?×|{NUM}{SEP}{NUM}\s?×|{NUM}\s?×|{NUM}x\b|{NUM}\s+times\b)"
+    rf"(?<![\d.\w])(?P<v>{NUM}\s?×{SEP}{NUM}\s?×|{NUM}{SEP}{NUM}\s?×|{NUM}\s?×|{NUM}x\b|{NUM}\s+times\b|{NUM}-fold\b)"
 )
 PERCENT = re.compile(rf"(?<![\d.])(?P<v>{NUM}\s?%{SEP}{NUM}\s?%|{NUM}\s?%)")
 
@@ -29,6 +29,8 @@ METRICS: list[tuple[str, str | None, str | None]] = [
     (r"inference speed|faster inference|inference latency|speeds? up (?:the )?inference", "inference_speedup", None),
     (r"(?:tail|p9\d|p99|p95) latenc", "tail_latency_reduction", None),
     (r"time to (?:the )?first token|ttft", "ttft_reduction", "ttft_reduction_pct"),
+    (r"(?:lower|less|reduc\w*|decreas\w*|shorter|faster|end-to-end) (?:[\w-]+ )?latenc|latenc\w* (?:reduction|speedup|improvement)",
+     "inference_speedup", None),
     (r"\bcost", None, "cost_reduction_pct"),
     (r"\bmfu\b|model flops utili[sz]ation", None, "mfu_pct"),
     (r"memory sav|saves? memory|memory reduction", None, "memory_saving_pct"),
@@ -84,8 +86,7 @@ def extract_improvements(sentences: list[Sentence], subject: str, bare_speedup: 
                 if parameter is None:
                     continue
                 value = match.group("v").strip()
-                if value.endswith(" times"):
-                    value = value.removesuffix(" times")
+                value = value.removesuffix(" times").removesuffix("-fold")
                 key = (parameter, value, sentence.page)
                 if key in seen:
                     continue

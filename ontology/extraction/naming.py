@@ -65,6 +65,16 @@ def nearest_catalogue_entry(phrase: str) -> tuple[str, float]:
     return names[best], float(scores[best])
 
 
+_RESULT = re.compile(r"_(?:speedup|pct|reduction|improvement|gain|increase|saving)$")
+
+
+def _is_result(name: str, phrase: str) -> bool:
+    """True when the catalogue name is a result (a speedup or change) that the phrase does not speak of:
+    "request rate" is a knob or workload, not request_rate_speedup."""
+    found = _RESULT.search(name)
+    return found is not None and found.group()[1:4] not in phrase.lower()
+
+
 @lru_cache(maxsize=4096)
 def name_quantity(phrase: str, suffix: str = "", use_embedding: bool = True) -> Name | None:
     """A parameter name for the noun phrase a value is stated for; `suffix` ('_pct', '_gb', '_version')
@@ -83,6 +93,6 @@ def name_quantity(phrase: str, suffix: str = "", use_embedding: bool = True) -> 
             return Name(mentioned[0], "vocabulary")
     if use_embedding:
         nearest, score = nearest_catalogue_entry(phrase)
-        if score >= EMBEDDING_THRESHOLD and (not suffix or nearest.endswith(suffix)):
+        if score >= EMBEDDING_THRESHOLD and (nearest.endswith(suffix) if suffix else not _is_result(nearest, phrase)):
             return Name(nearest, "embedding")
     return Name(candidates[0], "coined")

@@ -154,7 +154,8 @@ def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence]
 
 RULES: list[Rule] = [
     # hardware
-    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:[A-Za-z(][\w()\-]{0,40}|\d+\s?GB)\s+){0,4}GPUs\b",
+    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:(?!(?:bytes?|bits?|for|of|per|on|in|with|by|and|or|to|"
+          r"from|across|than|the|all|between|among)\b)[A-Za-z(][\w()\-]{0,40}|\d+\s?GB)\s+){0,4}GPUs\b",
           "gpu_count", "GPUs", 0.8),
     _rule("gpu_times", rf"(?<![\w.])(?P<v>\d{{1,4}})\s?[x×]\s?{GPU}", "gpu_count", "GPUs", 0.75),
     _rule("gpu_memory_after", rf"{GPU}(?:[- ]SXM\d?|[- ]PCIe)?[^.;]{{0,25}}?(?<![\d.])(?P<v>\d{{2,3}})\s?GB\b(?!/)",
@@ -175,6 +176,7 @@ RULES: list[Rule] = [
     ],
     # models
     _rule("model_size", rf"\b{MODEL_FAMILY}[\s-]*(?:\d(?:\.\d)?[\s-]+)?(?P<v>\d+(?:\.\d+)?)\s?B\b", "model_size_b", "B params", 0.6),
+    _rule("model_size_named", r"\b[A-Z][A-Za-z]{1,15}\d?(?:\.\d)?-(?P<v>\d+(?:\.\d+)?)B\b", "model_size_b", "B params", 0.6),
     _rule("model_size_list", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?B(?:\s*,\s*\d+(?:\.\d+)?B){0,20}(?:,?\s*(?:and|or)\s*\d+(?:\.\d+)?B)?)\s+param",
           "model_size_b", "B params", 0.7),
     _rule("model_size_words", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)(?:\s?B-|\s+billion[\s-])param", "model_size_b", "B params", 0.7),
@@ -233,9 +235,16 @@ CAPABILITY = re.compile(
     r"\bachiev|\bas (?:many|large) as\b", re.IGNORECASE)
 
 
+# ... unless the sentence sets it ("to reach a balance, we set the kernel size to 32").
+SETTING_VERB = re.compile(r"\b(?:set|sets|setting|chose|choose|chosen|fix|fixed|configure[ds]?|use|uses|used)\b",
+                          re.IGNORECASE)
+
+
 def _kind(default: str, match: re.Match[str], sentence: Sentence) -> str:
     near = sentence.text[max(0, match.start() - 80) : match.end() + 40]
-    return "constraint" if default == "parameter" and CAPABILITY.search(near) else default
+    if default != "parameter" or not CAPABILITY.search(near):
+        return default
+    return default if SETTING_VERB.search(sentence.text[max(0, match.start() - 80) : match.end()]) else "constraint"
 
 
 def _values(rule: Rule, text: str) -> Iterator[str]:

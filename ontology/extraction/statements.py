@@ -17,23 +17,33 @@ import re
 
 from ontology.extraction.improvements import metric_named
 from ontology.extraction.naming import name_quantity
-from ontology.extraction.rules import N, Rule, _rule
+from ontology.extraction.rules import MODEL_FAMILY, N, Rule, _rule
 from ontology.extraction.text import Sentence
 from ontology.vocabulary import canonical_parameter
 
-NUM = r"\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"
+NUM = r"\d(?:[\d,]*\d)?(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"
 WORD = r"[A-Za-z][\w-]*"
 # A word of a noun phrase: not a preposition, conjunction or the verb of the statement.
-NPWORD = (r"(?!(?:in|of|for|on|with|by|at|to|from|and|or|while|when|that|which|than|as|is|are|was|were|"
-          r"drops?|falls?|grows?|rises?|uses?|using|has|have|sets?|we|it)\b)[A-Za-z][\w-]*")
+NPWORD = (r"(?!(?:the|a|an|our|its|their|this|each|in|of|for|on|with|by|at|to|from|and|or|while|when|that|which|"
+          r"than|as|is|are|was|were|"
+          r"drops?|falls?|grows?|rises?|uses?|using|has|have|sets?|we|it|extend\w*|increas\w*|reduc\w*|adopt\w*|"
+          r"employ\w*|choos\w*|chose|configur\w*|keeps?|kept|makes?|appl(?:y|ies|ied)|enabl\w*|requir\w*|needs?|"
+          r"achiev\w*|supports?)\b)[A-Za-z][\w-]*")
 HEADS = (r"size|length|degree|budget|threshold|ratio|window|limit|interval|factor|rank|dimension|width|"
-         r"depth|count|capacity|timeout|period|fraction|percentage|watermark")
+         r"depth|count|capacity|timeout|period|fraction|percentage|watermark|stride|temperature|rate")
 PCT = rf"{N}\s?%?\s?(?:-|–|to)\s?{N}\s?%|{N}\s?%"  # "29-69%", "10% to 20%", "93.3%"
 UNITS = r"tokens?|ms|s|seconds?|GB|MB|KB|GiB|MiB|%|bits?|requests?|layers?|heads?|experts?|steps?|epochs?"
 # A noun phrase of up to four words ending in a head noun; "the"/"a" are left out of the phrase.
 KNOB_NP = rf"(?P<np>(?:{NPWORD}\s+){{0,3}}?(?:{HEADS}))"
-CONNECT = (r"\s*(?:\([^)]{0,16}\)\s*)?(?:[a-z]\s*,\s*)?(?:of|=|:|is set to|are set to|set to|is fixed (?:at|to)|"
-           r"fixed at|equals?|is|are|was|were|to|as|defaults? to)?\s*(?:commonly |typically |usually |only |about )?")
+# How a value is tied to its noun phrase: "is set to", "is chosen as", "= ", "of"; a symbol may name the
+# quantity before an equals sign ("the compression block size lc = 32").
+SETTING = (r"(?:is |are |was |were |be )?(?:set|fixed|chosen|configured|selected|limited|capped|initiali[sz]ed)"
+           r" (?:to be|to|as|at)")
+CONNECTIVE = rf"of|=|:|{SETTING}|equals?(?: to)?|is|are|was|were|to|as|defaults? to"
+CONNECT = (r"\s*(?:\([^)]{0,16}\)\s*)?(?:[a-z]\s*,\s*)?(?:[A-Za-z][A-Za-z0-9]{0,3}\s*(?==))?"
+           rf"(?:{CONNECTIVE})?\s*(?:commonly |typically |usually |only |about )?")
+# The value is the whole number: not the start of "2.5×", "30%", "7.5e-3" or "7 × 10^-3".
+NOT_MORE = r"(?!\d|\.\d|\s?[×x%]|\s?[eE]\s?[-−+]?\s?\d|-[A-Za-z])"
 _NOT_A_KNOB = re.compile(r"^(?:sequence|context|prompt|input|output|request) length$|^batch size$|^block size$|"
                          r"^chunk size$|^page size$|^window size$|^model size$", re.IGNORECASE)
 
@@ -82,6 +92,39 @@ def _version_name(match: re.Match[str], sentence: Sentence) -> str | None:
     return name.parameter if name else None
 
 
+def _count_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    """'the number of selected blocks is set to 16' -> num_selected_blocks (or its catalogue name)."""
+    phrase = match.group("np")
+    if re.search(r"\b(?:figure|table|section|times|cases|examples|papers|works)\b", phrase, re.IGNORECASE):
+        return None
+    name = name_quantity(f"num {phrase}")
+    return name.parameter if name else None
+
+
+# A word before "3.1" that is software only with a release cue in the sentence, and never a model,
+# a part of the paper or an ordinary word ("Section 4.2", "Llama 3.1", "around 2.5").
+_RELEASE_CUE = re.compile(r"\b(?:implement\w*|built|build|versions?|release|framework|librar\w+|toolkit|install\w*|"
+                          r"compiled|driver|software|environment|stack|backend|on top of|based on)\b", re.IGNORECASE)
+_NOT_SOFTWARE = re.compile(rf"^(?:{MODEL_FAMILY}|GPT|Claude|Gemini|Phi|GLM|Figure|Fig|Table|Tab|Section|Sec|Chapter|"
+                           r"Appendix|Algorithm|Alg|Equation|Eq|Eqn|Theorem|Lemma|Corollary|Definition|Step|Stage|Phase|"
+                           r"Version|Release|Level|Line|Listing|Example|Case|Task|Round|Part|Top|Around|About|Over|Under|"
+                           r"Only|Up|Nearly|Roughly|Approximately|From|To|And|Or|With|By|Of|In|On|At|For|Than|Is|Are|"
+                           r"Was|Were|The|A|An|Score|Rate|Ratio|Speedup|Model|Layer|Block)$",
+                           re.IGNORECASE)
+
+
+def _release_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    """'<Software> 2.4.0' in a sentence about the software stack -> <software>_version."""
+    software = match.group("name")
+    near = sentence.text[max(0, match.start() - 100) : match.end() + 60]
+    if _NOT_SOFTWARE.match(software) or not _RELEASE_CUE.search(near):
+        return None
+    if not (re.search(r".[A-Z]", software) or software[0].isupper()):
+        return None  # a lower-case word ("with 2.5") is prose, not a product name
+    name = name_quantity(software, "_version", use_embedding=False)
+    return name.parameter if name else None
+
+
 def _precision_name(match: re.Match[str], sentence: Sentence) -> str | None:
     near = sentence.text[max(0, match.start() - 80) : match.end() + 60].lower()
     if not re.search(r"precision|quantiz|format|convert|dtype|data type|store|storage|comput|weights?|"
@@ -122,8 +165,12 @@ def _length_name(match: re.Match[str], sentence: Sentence) -> str:
 
 
 STATEMENT_RULES: list[Rule] = [
-    _rule("knob_statement", rf"\b{KNOB_NP}{CONNECT}(?P<v>{NUM})(?:\s*(?P<u>{UNITS})\b)?(?![\d.]|\s?[×x%])",
+    _rule("knob_statement", rf"\b{KNOB_NP}{CONNECT}(?P<v>{NUM})(?:\s*(?P<u>{UNITS})\b)?{NOT_MORE}",
           _knob_name, None, 0.55, re.IGNORECASE, prose_only=True, kind="parameter"),
+    _rule("number_of", rf"\bnumber of (?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})(?:\s+[A-Za-z]{{1,3}}\d?(?=\s*=))?\s*"
+          r"(?:\([^)]{0,16}\)\s*)?"
+          rf"(?:{CONNECTIVE})\s*(?:only |about )?(?P<v>{NUM}){NOT_MORE}", _count_name, None, 0.55, re.IGNORECASE,
+          prose_only=True, kind="parameter"),
     _rule("change_by", rf"\b(?P<dir>reduc|lower|cut|decreas|sav|improv|increas|boost|rais)\w*\s+(?:the\s+|its\s+|their\s+)?"
           rf"(?P<np>(?:{NPWORD}\s+){{0,3}}?{NPWORD})\s+by\s+(?:up to\s+|about\s+|over\s+|roughly\s+|nearly\s+)?"
           rf"(?P<v>{PCT})", _change_name, "%", 0.6, re.IGNORECASE),
@@ -141,6 +188,9 @@ STATEMENT_RULES: list[Rule] = [
           r"(?:of|=|is|:|to)\s*(?P<v>\d{1,3})\b(?![\d.])", _parallel_name, None, 0.7, re.IGNORECASE, kind="parameter"),
     _rule("software_version", r"\b(?P<name>[A-Z][\w+.]*(?:-[A-Za-z][\w+]*)*)\s+(?:v|version\s+)(?P<v>\d+\.\d+(?:\.\d+)?)\b",
           _version_name, None, 0.8),
+    _rule("software_release", r"\b(?P<name>[A-Za-z][\w+]*(?:-[A-Za-z][\w+]*)*)\s+(?P<v>\d+\.\d+(?:\.\d+)?)\b"
+          r"(?![\d.]|\s?(?:%|×|[xX]\b|[KMGT]?B\b|[mµ]?s\b|[KMG]?Hz|FLOP|\d*(?:\.\d+)?\s?B\b)|-\d)", _release_name, None, 0.65,
+          prose_only=True),
     _rule("precision", r"\b(?P<v>FP8|FP16|BF16|FP32|FP4|INT8|INT4|NF4|fp8|fp16|bf16|f16|fp32|int8|int4)\b",
           _precision_name, None, 0.55, prose_only=True, kind="parameter"),
     _rule("bits", r"(?<![\d.])(?P<v>\d{1,2})[\s-]?bits?\b", _bits_name, "bits", 0.6, prose_only=True, kind="parameter"),
@@ -148,8 +198,12 @@ STATEMENT_RULES: list[Rule] = [
           "activated_params_b", "B params", 0.7),
     _rule("activated_params_after", r"\bactivated\s+param\w*\s+(?:of\s+)?(?:only\s+)?(?P<v>\d+(?:\.\d+)?)\s?B\b",
           "activated_params_b", "B params", 0.7),
-    _rule("length_of", r"\b(?P<what>context|sequence|request|prompt|input)\s+(?:length|window)s?\s+(?:of|to|up to|is)\s+"
-          r"(?:up to\s+)?(?P<v>\d[\d,]*[Kk]?)\s*tokens", _length_name, "tokens", 0.7, re.IGNORECASE),
+    _rule("length_of", rf"\b(?P<what>context|sequence|request|prompt|input)\s+(?:length|window)(?:\s+size)?s?\s+"
+          rf"(?:of|up to|is|{SETTING}|(?:(?:is|are|was)\s+)?(?:(?:extended|increased|scaled|grown)\s+)?"
+          r"(?:to|from\s+\d[\d,]*[Kk]?(?:\s*tokens)?\s+to))\s+"
+          r"(?:up to\s+)?(?P<v>\d[\d,]*[Kk](?!\w)|\d[\d,]*(?=\s*tokens))", _length_name, "tokens", 0.7, re.IGNORECASE),
+    _rule("length_before", r"(?<![\d.])(?P<v>\d[\d,]*[Kk])(?:[\s-]tokens?)?[\s-](?P<what>context|sequence|prompt|input)"
+          r"[\s-](?:length|window)\b", _length_name, "tokens", 0.65, re.IGNORECASE),
     _rule("slo_compare", rf"\b(?P<m>TTFT|TBT|TPOT|ITL|time to first token|time between tokens|inter-token latency)"
           rf"(?:\s+P\d{{2,3}})?\s*(?:<|≤|<=|below|under|within|of at most|at most|less than)\s*(?P<v>{N}\s?(?:ms|s))\b",
           _slo_name, "ms", 0.7, re.IGNORECASE),

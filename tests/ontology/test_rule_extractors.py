@@ -74,3 +74,8 @@ def test_the_whole_pipeline_reports_grounded_facts_in_the_exchange_format():
     assert {f["parameter"] for f in facts} >= {"gpu_count", "cuda_version", "throughput_speedup"}
     assert all(set(f) == {"kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",
                           "confidence", "extractor"} for f in facts)
+
+
+def test_fold_speedups_and_lower_latency_multipliers_are_headline_numbers():
+    assert ("constraint", "throughput_speedup", "3") in found("Our system brings a 3-fold speed improvement.")
+    assert ("constraint", "inference_speedup", "2.5×") in found("It reaches 2.5× lower end-to-end latency than the baseline.")

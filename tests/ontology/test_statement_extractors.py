@@ -76,3 +76,37 @@ def test_llm_concurrency_must_be_at_least_one():
     with pytest.raises(ValueError, match="max_concurrency"):
         LlmExtractor(LlmClient("http://127.0.0.1:9", "m"), max_concurrency=0)
     assert LlmExtractor(LlmClient("http://127.0.0.1:9", "m"), max_concurrency=1).max_concurrency == 1
+
+
+def test_settings_stated_with_set_as_symbols_and_at_the_end_of_a_sentence():
+    facts = facts_of("For the warm-up stage the retry interval is set as 12.")
+    assert facts["retry_interval"]["value"] == "12"
+    facts = facts_of("We configure the probe stride s = 8, and the probe group width w = 24.")
+    assert facts["probe_stride"]["value"] == "8"
+    assert facts["probe_group_width"]["value"] == "24"
+    facts = facts_of("To reach a good balance we set the pooling width to 48 and the stride to 6.")
+    assert facts["pooling_width"]["kind"] == "parameter" and facts["stride"]["value"] == "6"
+
+
+def test_a_number_of_things_is_a_count_and_a_scientific_constant_is_not_a_knob_value():
+    facts = facts_of("During serving, the number of retrieved pages is set to 24.")
+    assert facts["num_retrieved_pages"]["value"] == "24"
+    facts = facts_of("We use a decay rate of 3e-4 and a warm-up rate of 2 × 10−3 for every run.")
+    assert "decay_rate" not in facts and "warm_up_rate" not in facts
+
+
+def test_context_lengths_with_a_k_suffix_and_software_releases_without_a_v():
+    facts = facts_of("The context window is extended from 8K to 64K during the last stage.")
+    assert facts["max_seq_len"]["value"] == "64K"
+    facts = facts_of("The system is built on FooServe 1.7.2 and Python 3.11.")
+    assert facts["fooserve_version"]["value"] == "1.7.2"
+    assert facts["python_version"]["value"] == "3.11"
+    facts = facts_of("Section 4.2 built the model Llama 3.1 70B.")
+    assert not any(name.endswith("_version") for name in facts)
+
+
+def test_a_named_model_size_and_a_gpu_count_that_is_not_a_byte_count():
+    facts = facts_of("We compare against Zeta4-14B on the same hardware.")
+    assert facts["model_size_b"]["value"] == "14"
+    facts = facts_of("A cache line is 128 bytes for NVIDIA GPUs.")
+    assert "gpu_count" not in facts
