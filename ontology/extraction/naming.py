@@ -83,7 +83,8 @@ def name_quantity(phrase: str, suffix: str = "", use_embedding: bool = True) -> 
     coined = snake(phrase)
     if not coined:
         return None
-    candidates = [coined + suffix] if suffix and not coined.endswith(suffix) else [coined]
+    # "cache hit rate" + "_pct": the catalogue may know the name with or without the suffix.
+    candidates = [coined + suffix, coined] if suffix and not coined.endswith(suffix) else [coined]
     for candidate in candidates:
         if spec_for(candidate) is not None or canonical_parameter(candidate) != candidate:
             return Name(canonical_parameter(candidate), "vocabulary")

@@ -176,6 +176,8 @@ RULES: list[Rule] = [
     ],
     # models
     _rule("model_size", rf"\b{MODEL_FAMILY}[\s-]*(?:\d(?:\.\d)?[\s-]+)?(?P<v>\d+(?:\.\d+)?)\s?B\b", "model_size_b", "B params", 0.6),
+    _rule("model_size_family_list", rf"\b{MODEL_FAMILY}[\s-]*(?:\d(?:\.\d)?[\s-]+)?(?P<v>\d+(?:\.\d+)?B(?:\s*(?:,|/|,?\s*and|,?\s*or)"
+          r"\s*\d+(?:\.\d+)?B)+)\b", "model_size_b", "B params", 0.6, split_list=True),
     _rule("model_size_named", r"\b[A-Z][A-Za-z]{1,15}\d?(?:\.\d)?-(?P<v>\d+(?:\.\d+)?)B\b", "model_size_b", "B params", 0.6),
     _rule("model_size_list", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?B(?:\s*,\s*\d+(?:\.\d+)?B){0,20}(?:,?\s*(?:and|or)\s*\d+(?:\.\d+)?B)?)\s+param",
           "model_size_b", "B params", 0.7),
@@ -218,6 +220,8 @@ RULES: list[Rule] = [
           lambda m, s: {"replicas": "num_replicas", "adapters": "num_adapters", "clients": "num_clients",
                         "threads": "io_threads" if re.search(r"read|i/o|\bio\b|load", s.text, re.I) else None}[m.group("noun")],
           None, 0.6),
+    _rule("node_count", r"(?<![\d.,])(?P<v>\d{1,4})(?:\s+|-)(?:GPU\s+|compute\s+)?(?:nodes?|servers?|machines?)\b(?![\w-])",
+          "num_nodes", "nodes", 0.6),
     # rates and bandwidths
     _rule("bandwidth", rf"(?<![\d.])(?P<v>{N}(?:\s*[*×]\s*{N})?)\s?(?P<u>Gbps|Gb/s|GB/s|TB/s)", _bandwidth, None, 0.7),
     _rule("tflops", rf"(?<![\d.])(?P<v>{N})\s?TFLOP(?:S|s)?(?:/s)?\b", _named("attention_tflops", "attention", "kernel"), "TFLOP/s", 0.6),
@@ -249,7 +253,7 @@ def _kind(default: str, match: re.Match[str], sentence: Sentence) -> str:
 
 def _values(rule: Rule, text: str) -> Iterator[str]:
     if rule.split_list:
-        yield from (value for value in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", text) if value)
+        yield from (value for value in re.split(r"\s*(?:,|/|\band\b|\bor\b)\s*", text) if value)
     else:
         yield text
 

@@ -80,6 +80,15 @@ def _change_name(match: re.Match[str], sentence: Sentence) -> str | None:
     return name.parameter if name else None
 
 
+def _level_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    """A percentage level ("GPU utilization of 85%", "3% runtime overhead") named by its noun phrase."""
+    phrase = match.group("np")
+    if re.search(r"\b(?:figure|table|section)\b", phrase, re.IGNORECASE):
+        return None
+    name = name_quantity(phrase.rstrip("s") if phrase.lower().endswith("overheads") else phrase, "_pct")
+    return name.parameter if name else None
+
+
 def _parallel_name(match: re.Match[str], sentence: Sentence) -> str:
     return canonical_parameter(f"{match.group('kind').lower()}_parallel_size")
 
@@ -182,6 +191,11 @@ STATEMENT_RULES: list[Rule] = [
           re.IGNORECASE),
     _rule("pct_comparative", rf"(?<![\d.])(?P<v>{N}\s?%)\s+(?P<dir>lower|higher|less|more|fewer|smaller)\s+"
           rf"(?P<np>(?:{NPWORD}\s+){{0,1}}?{NPWORD})", _change_name, "%", 0.55, re.IGNORECASE),
+    _rule("pct_level", rf"\b(?P<np>(?:{NPWORD}\s+){{0,2}}?(?:utili[sz]ation|efficiency|hit (?:rate|ratio)|attainment|sparsity|"
+          rf"occupancy|acceptance rate))\s+(?:of|is|was|are|were|reaches|reached|at|=|:|to|above|below|over|under|exceeding)\s+"
+          rf"(?:about |around |over |up to |nearly |only |roughly )?(?P<v>{N}\s?%)", _level_name, "%", 0.55, re.IGNORECASE),
+    _rule("pct_overhead", rf"(?<![\d.])(?P<v>{N}\s?%)\s+(?P<np>(?:{NPWORD}\s+){{0,2}}?overheads?)\b", _level_name, "%", 0.55,
+          re.IGNORECASE),
     _rule("parallel_way", r"(?<![\d.])(?P<v>\d{1,3})[\s-]*way\s+(?:[\w-]+\s+){0,2}?(?P<kind>tensor|pipeline|expert|data|"
           r"sequence|context)[\s-]*parallel(?:ism)?", _parallel_name, None, 0.75, re.IGNORECASE, kind="parameter"),
     _rule("parallel_of", r"\b(?P<kind>expert|data|sequence|context)[\s-]*parallel(?:ism)?\s*(?:size|degree)?\s*"

@@ -37,7 +37,8 @@ WEAK_CUES = re.compile(
 )
 METRIC_WORDS = re.compile(
     r"latency|throughput|memory|utili[sz]ation|fragmentation|bandwidth|accuracy|speedup|efficien|"
-    r"ttft|tpot|tbt|slo|cost|overhead|performance|capacity|fairness|mfu|utili[sz]",
+    r"ttft|tpot|tbt|slo|cost|overhead|performance|capacity|fairness|mfu|utili[sz]|communication|bubbles?|stalls?|"
+    r"imbalance|idle",
     re.IGNORECASE,
 )
 
@@ -63,9 +64,11 @@ def trade_off_candidates(sentences: list[Sentence]) -> list[TradeOffCandidate]:
         weak = len(WEAK_CUES.findall(text))
         metrics = len(set(m.lower() for m in METRIC_WORDS.findall(text)))
         explicit = re.search(r"trade-? ?off", text, re.IGNORECASE)
-        if not explicit and (metrics == 0 or (strong == 0 and weak == 0)):
+        if not explicit and strong == 0 and weak == 0:
             continue
         parameters = knobs_mentioned(text)
+        if not explicit and metrics == 0 and not (strong and parameters):
+            continue  # a knob with a cost word ("a bottleneck that limits the batch size") needs no metric word
         if not parameters and before is not None and before.page == sentence.page and _PRONOUN_START.match(text):
             parameters = knobs_mentioned(before.text)  # "It reduces latency but ..." continues the last sentence
         if strong == 0 and weak < 2 and not parameters:

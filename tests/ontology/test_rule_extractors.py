@@ -79,3 +79,10 @@ def test_the_whole_pipeline_reports_grounded_facts_in_the_exchange_format():
 def test_fold_speedups_and_lower_latency_multipliers_are_headline_numbers():
     assert ("constraint", "throughput_speedup", "3") in found("Our system brings a 3-fold speed improvement.")
     assert ("constraint", "inference_speedup", "2.5×") in found("It reaches 2.5× lower end-to-end latency than the baseline.")
+
+
+def test_a_trade_off_with_a_cost_word_and_a_knob_needs_no_metric_word():
+    units = sentences(["In deployment, this large cache is a bottleneck that limits the maximum batch size."])
+    assert [c.parameters for c in trade_off_candidates(units)] == [["max_batch_size"]]
+    units = sentences(["PP has a better compute ratio than TP, but can suffer from pipeline bubbles across stages."])
+    assert trade_off_candidates(units), "pipeline bubbles are a cost"

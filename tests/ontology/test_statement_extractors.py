@@ -110,3 +110,17 @@ def test_a_named_model_size_and_a_gpu_count_that_is_not_a_byte_count():
     assert facts["model_size_b"]["value"] == "14"
     facts = facts_of("A cache line is 128 bytes for NVIDIA GPUs.")
     assert "gpu_count" not in facts
+
+
+def test_percentage_levels_and_overheads_are_named_by_their_noun_phrase():
+    facts = facts_of("The scheduler keeps link utilization above 90% with only 3% scheduling overhead.")
+    assert facts["link_utilization_pct"]["value"] == "90%"
+    assert facts["scheduling_overhead_pct"]["value"] == "3%"
+    facts = facts_of("Our method reaches a cache hit rate of 85% on the chat trace.")
+    assert facts["kv_cache_reuse_pct"]["value"] == "85%"
+
+
+def test_every_size_of_a_model_family_list_and_a_node_count():
+    facts = apply_rules(sentences(["We evaluate OPT-13B, 66B and 175B on a 4-node cluster."]), "S", RULES + STATEMENT_RULES)
+    assert {f["value"].removesuffix("B") for f in facts if f["parameter"] == "model_size_b"} == {"13", "66", "175"}
+    assert [f["value"] for f in facts if f["parameter"] == "num_nodes"] == ["4"]
