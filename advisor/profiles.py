@@ -172,6 +172,9 @@ class Wheel(Fact):
     url: str
 
 
+ReleaseField = Literal["date", "cuda", "cuda_variants", "torch", "python", "min_compute_capability", "wheel_url"]
+
+
 class Release(_Data):
     """One engine release and what ships in it."""
 
@@ -193,12 +196,23 @@ class Release(_Data):
     attention_backends: list[str] = Field(default_factory=list)
     source: Url
     quote: Quote | None = None
+    field_sources: dict[ReleaseField, Fact] = Field(
+        default_factory=dict, description="the page a field comes from when it is not `source` (a release's facts "
+                                          "are often spread over its notes, its assets and its issue threads)")
 
     @model_validator(mode="after")
     def _defaults_cite(self) -> Release:
         if (self.defaults or self.gpu_defaults) and self.defaults_source is None:
             raise ValueError(f"release {self.version}: defaults need a defaults_source")
+        unset = sorted(k for k in self.field_sources if getattr(self, k) in (None, [], ()))
+        if unset:
+            raise ValueError(f"release {self.version}: field_sources cite fields the release does not set: {unset}")
         return self
+
+    def source_of(self, field: ReleaseField) -> str:
+        """The public page that states this field of the release."""
+        fact = self.field_sources.get(field)
+        return fact.source if fact else self.source
 
 
 def _flag_names(value: object) -> object:

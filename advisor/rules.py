@@ -82,6 +82,7 @@ class RuleLog:
     rejections: dict[str, Rejection] = field(default_factory=dict)
     actions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    _acted: set[str] = field(default_factory=set, repr=False)
 
     def reject(self, option: str, reason: str, source: str | None = None) -> None:
         self.rejections.setdefault(option, Rejection(option, reason, source))
@@ -89,6 +90,13 @@ class RuleLog:
     def act(self, action: str) -> None:
         if action not in self.actions:
             self.actions.append(action)
+
+    def act_once(self, key: str, action: str) -> None:
+        """An action named by `key` once: releases are tried newest first, so a driver upgrade is offered
+        for the newest release it unlocks, not once for every older release built for the same CUDA."""
+        if key not in self._acted:
+            self._acted.add(key)
+            self.act(action)
 
     def warn(self, warning: str) -> None:
         if warning not in self.warnings:
@@ -115,7 +123,7 @@ def _release_supports_gpu(eng: EngineProfile, release: Release, version: str, gp
         return True
     raised = next((r for r in reversed(eng.releases) if r.min_compute_capability and at_most(r.version, release.version)), release)
     log.reject(f"{eng.id} {version}", f"{eng.name} {version} needs compute capability >= {need} (from {raised.version}); "
-               f"{cc_text(gpu)} is below it", raised.source)
+               f"{cc_text(gpu)} is below it", raised.source_of("min_compute_capability"))
     return False
 
 
@@ -189,8 +197,9 @@ def _cuda_build(eng: EngineProfile, release: Release, version: str, verified: bo
         lowest = min((c for c, _ in builds), key=vkey)
         log.reject(f"{eng.id} {version}", (
             f"{eng.name} {version} wheels are built for CUDA {', '.join(c for c, _ in builds)}; the driver supports "
-            f"CUDA {driver}"), eng.cuda_rule.source if eng.cuda_rule else release.source)
-        log.act(f"upgrade the NVIDIA driver to one that supports CUDA >= {lowest} to use {eng.name} {version}")
+            f"CUDA {driver}"), eng.cuda_rule.source if eng.cuda_rule else release.source_of("cuda"))
+        log.act_once(f"cuda>={lowest} {eng.id}",
+                     f"upgrade the NVIDIA driver to one that supports CUDA >= {lowest} to use {eng.name} {version}")
         return None
     cuda, variant = max(usable, key=lambda cv: vkey(cv[0]))
     return VersionChoice(version, cuda, variant, release, verified)

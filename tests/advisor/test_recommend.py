@@ -181,8 +181,11 @@ def test_two_h100_on_a_cuda_12_4_driver_get_the_newest_release_built_for_it():
 
 def test_a_release_line_that_dropped_volta_is_not_offered_on_a_v100():
     out = recommend({"gpu": "Tesla V100-SXM2-32GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm"})
-    assert out["recommendations"][0]["engine_version"] == "0.14.0"
-    assert any("0.21.0" in r["option"] and "7.5" in r["reason"] for r in out["rejected"])
+    assert out["recommendations"][0]["engine_version"] == "0.19.1"  # 0.20.0's build dropped sm70 (vllm#39878)
+    dropped = {r["option"]: r for r in out["rejected"] if "compute capability >= 7.5" in r["reason"]}
+    assert {"vllm 0.20.0", "vllm 0.21.0"} <= set(dropped)
+    assert "(from 0.20.0)" in dropped["vllm 0.20.0"]["reason"]
+    assert dropped["vllm 0.20.0"]["source"] == "https://github.com/vllm-project/vllm/pull/39878"
     refused = recommend({"gpu": "Tesla V100-SXM2-32GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm",
                          "engine_version": "0.22.0"})
     assert refused["recommendations"] == [] and any("0.22.0" in r["option"] for r in refused["rejected"])
