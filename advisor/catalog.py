@@ -48,6 +48,8 @@ class Gpu:
     estimated: tuple[str, ...] = field(default=())
     min_cuda: str | None = None  # the first CUDA release with kernels for this architecture
     min_cuda_source: str | None = None
+    dropped_in_cuda: str | None = None  # the first CUDA release without kernels for this architecture
+    dropped_in_cuda_source: str | None = None
 
     @property
     def cc(self) -> tuple[int, ...]:
@@ -86,6 +88,8 @@ def gpus() -> dict[str, Gpu]:
             interconnect_kind=link.get("kind", "pcie"), interconnect_gbs=float(link.get("gbs", 32)),
             sources=tuple(g.get("sources", ())), estimated=estimated,
             min_cuda=(g.get("min_cuda") or {}).get("version"), min_cuda_source=(g.get("min_cuda") or {}).get("source"),
+            dropped_in_cuda=(g.get("dropped_in_cuda") or {}).get("version"),
+            dropped_in_cuda_source=(g.get("dropped_in_cuda") or {}).get("source"),
         )
     return out
 

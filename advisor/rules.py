@@ -189,6 +189,14 @@ def _cuda_build(eng: EngineProfile, release: Release, version: str, verified: bo
                        f"{gpu.name} needs CUDA >= {gpu.min_cuda} kernels", gpu.min_cuda_source)
             return None
         builds = arch_ok
+    if gpu.dropped_in_cuda and builds:
+        # a build from a CUDA that dropped this architecture has no kernels for it either
+        arch_ok = [(c, v) for c, v in builds if not at_least(c, gpu.dropped_in_cuda)]
+        if not arch_ok:
+            log.reject(f"{eng.id} {version}", f"{eng.name} {version} wheels are built for CUDA {', '.join(c for c, _ in builds)}; "
+                       f"CUDA {gpu.dropped_in_cuda} and later have no kernels for {gpu.name}", gpu.dropped_in_cuda_source)
+            return None
+        builds = arch_ok
     if release.cuda is None or driver is None:
         cuda = builds[0][0] if builds else release.cuda
         return VersionChoice(version, cuda, bool(builds) and builds[0][1], release, verified)

@@ -136,3 +136,13 @@ def test_a_field_source_for_an_unknown_field_is_a_load_error(tmp_path):
     release["field_sources"]["torch_version"] = release["field_sources"].pop("torch")
     with pytest.raises(ProfileError, match="torch_version"):
         load_profile(_write(tmp_path, data))
+
+
+def test_a_volta_gpu_on_a_cuda_13_driver_gets_the_cuda_12_build_because_cuda_13_dropped_sm70():
+    v100 = {"gpu": "Tesla V100-SXM2-32GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm", "cuda": "13.0"}
+    _, rec = _top(v100)
+    assert rec["engine_version"] == "0.19.1" and rec["install"] == "pip install vllm==0.19.1"
+    _, turing = _top({**v100, "gpu": "Tesla T4"})
+    assert turing["engine_version"] == "0.21.0" and turing["install"] == "pip install vllm==0.21.0"
+    out = recommend({**v100, "engine_version": "0.12.0", "cuda": "13.0"})
+    assert out["recommendations"][0]["install"] == "pip install vllm==0.12.0"  # not its +cu130 variant
