@@ -196,6 +196,18 @@ STATEMENT_RULES: list[Rule] = [
           rf"(?:about |around |over |up to |nearly |only |roughly )?(?P<v>{N}\s?%)", _level_name, "%", 0.55, re.IGNORECASE),
     _rule("pct_overhead", rf"(?<![\d.])(?P<v>{N}\s?%)\s+(?P<np>(?:{NPWORD}\s+){{0,2}}?overheads?)\b", _level_name, "%", 0.55,
           re.IGNORECASE),
+    # choices stated in words: a scheduling order, how preempted requests come back, the draft model
+    _rule("scheduling_order", r"\b(?P<v>first[- ]come[- ]first[- ]serve[ds]?|FCFS|FIFO|LIFO|round[- ]robin|"
+          r"shortest[- ](?:job|remaining[- ]time)[- ]first|SJF|SRPT|earliest[- ]deadline[- ]first|EDF|"
+          r"(?:prefill|decode|decoding)[- ](?:first|prioriti[sz]ing|priority))\b(?=[^.;]{0,40}\b(?:schedul|polic|order|"
+          r"prioriti|serv))", "scheduling_policy", None, 0.6, re.IGNORECASE, prose_only=True),
+    _rule("preemption_by", r"\bpreempt\w*[^.;]{0,60}?\b(?:by|via|through|with|using)\s+(?:the\s+)?"
+          r"(?P<v>recomput\w*|swapp?\w*)", "preemption_mode", None, 0.6, re.IGNORECASE, prose_only=True),
+    _rule("draft_model_as", r"\b(?:use|uses|used|using|adopt|adopts|employ|employs|choose|chose)\s+(?:the\s+)?"
+          r"(?P<v>[A-Za-z][\w.]*(?:-[\w.]+)+|[A-Z][\w.]+)\s+(?:model\s+)?as\s+(?:the|a|our)\s+"
+          r"(?:draft(?:er| model)?|small(?:er)? model|speculator)\b", "draft_model", None, 0.6, prose_only=True),
+    _rule("draft_model_is", r"\b(?:draft model|drafter)\s+(?:is|was|=|:)\s+(?P<v>[A-Za-z][\w.]*(?:-[\w.]+)+)",
+          "draft_model", None, 0.6, re.IGNORECASE, prose_only=True),
     _rule("parallel_way", r"(?<![\d.])(?P<v>\d{1,3})[\s-]*way\s+(?:[\w-]+\s+){0,2}?(?P<kind>tensor|pipeline|expert|data|"
           r"sequence|context)[\s-]*parallel(?:ism)?", _parallel_name, None, 0.75, re.IGNORECASE, kind="parameter"),
     _rule("parallel_of", r"\b(?P<kind>expert|data|sequence|context)[\s-]*parallel(?:ism)?\s*(?:size|degree)?\s*"

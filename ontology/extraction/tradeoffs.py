@@ -21,6 +21,38 @@ def knobs_mentioned(text: str) -> list[str]:
     """Knob-kind parameters named in the text (metrics such as fragmentation_pct are not knobs)."""
     return [name for name in parameters_mentioned(text) if (spec := spec_for(name)) and spec.kind == "parameter"]
 
+
+# A knob the catalogue does not know, named by its noun phrase: "tile sizes", "the expert capacity factor".
+_KNOB_PHRASE = re.compile(
+    r"(?<![\w-])(?:(?:[a-z][a-z0-9-]*)\s+){0,2}?(?:size|degree|budget|threshold|ratio|window|interval|rank|"
+    r"granularity|factor|width|depth|stride)s?\b")  # lengths are the workload's, not knobs
+_NOT_A_KNOB_WORD = re.compile(r"\b(?:the|a|an|of|in|on|for|to|with|by|and|or|but|is|are|this|that|its|their|our|"
+                              r"large|larger|small|smaller|high|higher|low|lower|more|less|same|different|limited|"
+                              r"fixed|given|each|every|any|such|compression|speedup|signal|noise|varying|variable|"
+                              r"consistent|average|total|overall|target|two|three|several|many|overhead|memory|"
+                              r"[a-z]|\w*\d\w*)\b")
+
+
+def knob_phrases(text: str) -> list[str]:
+    """Parameter names coined from knob-like noun phrases in the text (outside the catalogue)."""
+    from ontology.extraction.naming import name_quantity
+
+    names: list[str] = []
+    for match in _KNOB_PHRASE.finditer(text):
+        words = match.group().split()
+        while words and _NOT_A_KNOB_WORD.fullmatch(words[0]):
+            words = words[1:]
+        if len(words) < 2 or any(_NOT_A_KNOB_WORD.fullmatch(word) for word in words):
+            continue  # a bare "size" or "ratio" names no knob
+        words[-1] = words[-1].removesuffix("s") if words[-1].endswith(("sizes", "lengths", "ratios", "windows",
+                                                                          "ranks", "factors", "widths", "strides",
+                                                                          "thresholds", "budgets", "intervals")) else words[-1]
+        name = name_quantity(" ".join(words), use_embedding=False)
+        if name and name.parameter not in names and (spec_for(name.parameter) is None or
+                                                      spec_for(name.parameter).kind == "parameter"):
+            names.append(name.parameter)
+    return names
+
 STRONG_CUES = re.compile(
     r"at the (?:cost|expense) of|trade-? ?offs?|sacrific|in exchange for|comes? with (?:a|its own)|"
     r"too (?:small|large|big|many|few)|at the price of|penalt|downside|drawback|overhead|degrad|"
@@ -71,6 +103,8 @@ def trade_off_candidates(sentences: list[Sentence]) -> list[TradeOffCandidate]:
             continue  # a knob with a cost word ("a bottleneck that limits the batch size") needs no metric word
         if not parameters and before is not None and before.page == sentence.page and _PRONOUN_START.match(text):
             parameters = knobs_mentioned(before.text)  # "It reduces latency but ..." continues the last sentence
+        if not parameters:
+            parameters = knob_phrases(text)
         if strong == 0 and weak < 2 and not parameters:
             continue
         score = 2.0 * strong + 0.5 * min(weak, 4) + 0.5 * min(metrics, 3) + (1.5 if parameters else 0.0)

@@ -124,3 +124,21 @@ def test_every_size_of_a_model_family_list_and_a_node_count():
     facts = apply_rules(sentences(["We evaluate OPT-13B, 66B and 175B on a 4-node cluster."]), "S", RULES + STATEMENT_RULES)
     assert {f["value"].removesuffix("B") for f in facts if f["parameter"] == "model_size_b"} == {"13", "66", "175"}
     assert [f["value"] for f in facts if f["parameter"] == "num_nodes"] == ["4"]
+
+
+def test_choices_stated_in_words_scheduling_order_preemption_and_draft_model():
+    facts = facts_of("Requests are served in first-come-first-serve order by the scheduler.")
+    assert facts["scheduling_policy"]["value"] == "first-come-first-serve"
+    facts = facts_of("When memory runs out, the engine preempts requests by recomputation.")
+    assert facts["preemption_mode"]["value"] == "recomputation"
+    facts = facts_of("We use Tiny-42M as the draft model for every run.")
+    assert facts["draft_model"]["value"] == "Tiny-42M"
+
+
+def test_a_trade_off_sentence_names_a_knob_outside_the_catalogue_by_its_noun_phrase():
+    from ontology.extraction.tradeoffs import knob_phrases, trade_off_candidates
+
+    text = "A larger expert capacity factor reduces token dropping but raises memory use and latency."
+    assert knob_phrases(text) == ["expert_capacity_factor"]
+    assert trade_off_candidates(sentences([text]))[0].parameters == ["expert_capacity_factor"]
+    assert knob_phrases("Forward passes are of consistent size and the total length varies.") == []
