@@ -21,7 +21,7 @@ PERCENT = re.compile(rf"(?<![\d.])(?P<v>{NUM}\s?%{SEP}{NUM}\s?%|{NUM}\s?%)")
 
 # (pattern, parameter for ×, parameter for %); the nearest match to the number wins.
 METRICS: list[tuple[str, str | None, str | None]] = [
-    (r"pre-?fill(?:ing)? throughput", "prefill_throughput_speedup", None),
+    (r"pre-?fill(?:ing)? (?:throughput|speed-?up)", "prefill_throughput_speedup", None),
     (r"request rates?|more requests|requests? per second|request capacity",
      "request_rate_speedup", "request_capacity_increase_pct"),
     (r"goodput|tighter slo", "goodput_improvement", None),

@@ -213,6 +213,8 @@ RULES: list[Rule] = [
           lambda m, s: "max_input_len" if m.group("where") else "truncation_tokens", "tokens", 0.65),
     _rule("gpu_partitioning", r"(?P<v>NVIDIA MPS|Multi-Process Service|\bMPS\b|\bMIG\b|Multi-Instance GPU)",
           _named("sm_partitioning", r"partition|\bsms?\b|share"), None, 0.6),
+    _rule("host_memory_cpu", rf"\b(?:CPUs?|Xeon|EPYC|processors?)\b[^.;]{{0,40}}?(?<![\d.])(?P<v>{N})\s?(?:GB|TB)\s+(?:of\s+)?"
+          r"(?:memory|RAM|DRAM)\b", "host_memory_gb", "GB", 0.65),
     _rule("host_memory_range", rf"from (?P<v>{N}\s?GB to {N}\s?GB)", _named("host_memory_gb", r"cpu|host|dram|main memory"), "GB", 0.5),
     _rule("slo_scale", r"\bSLO scales?\s*(?:of|=|is|to)?\s*(?P<v>\d+(?:\.\d+)?)\b", "slo_scale", None, 0.75),
     _rule("slo_time", rf"(?<![\d.])(?P<v>{TIME})", _slo_time, "ms", 0.7),

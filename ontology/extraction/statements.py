@@ -113,9 +113,10 @@ def _count_name(match: re.Match[str], sentence: Sentence) -> str | None:
 # A word before "3.1" that is software only with a release cue in the sentence, and never a model,
 # a part of the paper or an ordinary word ("Section 4.2", "Llama 3.1", "around 2.5").
 _RELEASE_CUE = re.compile(r"\b(?:implement\w*|built|build|versions?|release|framework|librar\w+|toolkit|install\w*|"
-                          r"compiled|driver|software|environment|stack|backend|on top of|based on)\b", re.IGNORECASE)
+                          r"compiled|driver|software|environment|stack|backend|on top of|based on|us(?:e|es|ed|ing)|"
+                          r"run(?:s|ning)?|with)\b", re.IGNORECASE)
 _NOT_SOFTWARE = re.compile(rf"^(?:{MODEL_FAMILY}|GPT|Claude|Gemini|Phi|GLM|Figure|Fig|Table|Tab|Section|Sec|Chapter|"
-                           r"Appendix|Algorithm|Alg|Equation|Eq|Eqn|Theorem|Lemma|Corollary|Definition|Step|Stage|Phase|"
+                           r"Subsection|Paragraph|Appendix|Algorithm|Alg|Equation|Eq|Eqn|Theorem|Lemma|Corollary|Definition|Step|Stage|Phase|"
                            r"Version|Release|Level|Line|Listing|Example|Case|Task|Round|Part|Top|Around|About|Over|Under|"
                            r"Only|Up|Nearly|Roughly|Approximately|From|To|And|Or|With|By|Of|In|On|At|For|Than|Is|Are|"
                            r"Was|Were|The|A|An|Score|Rate|Ratio|Speedup|Model|Layer|Block)$",
@@ -128,6 +129,9 @@ def _release_name(match: re.Match[str], sentence: Sentence) -> str | None:
     near = sentence.text[max(0, match.start() - 100) : match.end() + 60]
     if _NOT_SOFTWARE.match(software) or not _RELEASE_CUE.search(near):
         return None
+    major = int(match.group("v").split(".")[0])
+    if major > 25 or re.fullmatch(r"0\.0", match.group("v")) or re.match(r"\s+[A-Z][A-Za-z]", sentence.text[match.end():]):
+        return None  # a score ("Easy 66.1") or a section number before its heading ("... Background 2.1 Serving")
     if not (re.search(r".[A-Z]", software) or software[0].isupper()):
         return None  # a lower-case word ("with 2.5") is prose, not a product name
     name = name_quantity(software, "_version", use_embedding=False)

@@ -86,3 +86,9 @@ def test_a_trade_off_with_a_cost_word_and_a_knob_needs_no_metric_word():
     assert [c.parameters for c in trade_off_candidates(units)] == [["max_batch_size"]]
     units = sentences(["PP has a better compute ratio than TP, but can suffer from pipeline bubbles across stages."])
     assert trade_off_candidates(units), "pipeline bubbles are a cost"
+
+
+def test_a_multiplier_takes_the_metric_right_after_it():
+    facts = found("It achieves 2.1× prefilling speedup and 2.6× decoding speedup.")
+    assert ("constraint", "prefill_throughput_speedup", "2.1×") in facts
+    assert ("constraint", "decoding_speedup", "2.6×") in facts

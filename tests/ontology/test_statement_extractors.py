@@ -142,3 +142,13 @@ def test_a_trade_off_sentence_names_a_knob_outside_the_catalogue_by_its_noun_phr
     assert knob_phrases(text) == ["expert_capacity_factor"]
     assert trade_off_candidates(sentences([text]))[0].parameters == ["expert_capacity_factor"]
     assert knob_phrases("Forward passes are of consistent size and the total length varies.") == []
+
+
+def test_a_release_is_not_a_section_number_or_a_score_and_host_memory_follows_the_cpu():
+    facts = facts_of("We run every experiment with Ubuntu 22.04 on the cluster.")
+    assert facts["ubuntu_version"]["value"] == "22.04"
+    for text in ("We use the setup of Background 2.1 Serving for the runs.", "Using the Easy 66.1 split as a score.",
+                 "In Subsection 5.3, we use the implementation details."):
+        assert not any(name.endswith("_version") for name in facts_of(text)), text
+    facts = facts_of("Each server has two Xeon CPUs with 512 GB memory.")
+    assert facts["host_memory_gb"]["value"] == "512"
