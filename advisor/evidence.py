@@ -16,6 +16,8 @@ from advisor.validation import Request
 
 log = logging.getLogger(__name__)
 
+QUOTE_CHARS = 300  # the longest quote of a public page an evidence item carries
+
 
 def _gpu_fact(req: Request) -> dict[str, Any]:
     g = req.gpu
@@ -44,7 +46,26 @@ def catalog_evidence(req: Request, opt: Option) -> list[dict[str, Any]]:
                       or f"{opt.dtype} needs compute capability >= {dtype_rule.min_cc}", "verified": True})
     if opt.quant.method and opt.quant.source:
         items.append({"source": opt.quant.source, "quote": opt.quant.quote or opt.quant.label, "verified": True})
+    batch = _batch_defaults_fact(req, opt)
+    if batch:
+        items.append(batch)
     return items
+
+
+def _batch_defaults_fact(req: Request, opt: Option) -> dict[str, Any] | None:
+    """The release's own batch defaults on this GPU, when a catalogued release states them."""
+    eng = profile(opt.engine)
+    seqs, rel = eng.default_with_release("max_num_seqs", opt.version.version, req.gpu)
+    if rel is None or rel.defaults_source is None or seqs is None:
+        return None
+    tokens = rel.default_on("max_num_batched_tokens", req.gpu)
+    text = f"{eng.name} {rel.version} defaults on {req.gpu.name}: max_num_seqs {seqs:g}" + (
+        f", max_num_batched_tokens {tokens:g}" if tokens is not None else "")
+    if rel.version != opt.version.version:
+        text += f" (held by {opt.version.version}: no later catalogued release changes them)"
+    quoted = f"{text}. {rel.defaults_quote}" if rel.defaults_quote else text
+    return {"source": rel.defaults_source, "quote": quoted if len(quoted) <= QUOTE_CHARS else text,
+            "verified": opt.version.verified}
 
 
 def _release_fact(opt: Option) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor import rules
+from advisor.catalog import Gpu
 from advisor.profiles import EngineProfile, engine_names, flag_key, profile
 from advisor.rules import QuantChoice, RuleLog, VersionChoice
 from advisor.sizing import BLOCK_TOKENS, MemoryPlan, plan_memory
@@ -91,9 +92,9 @@ DEFAULT_MAX_NUM_SEQS = 256  # what the advisor assumes for an engine whose profi
 TIGHT_UTILIZATION = 0.95  # the most the advisor will suggest; vLLM warns CUDA graphs need 1-3 GiB outside it
 
 
-def default_max_num_seqs(eng: EngineProfile, version: str, gpu_id: str) -> int:
+def default_max_num_seqs(eng: EngineProfile, version: str, gpu: Gpu) -> int:
     """The engine's batch cap at this release on this GPU when the user does not set one."""
-    value = eng.default("max_num_seqs", version, gpu_id)
+    value = eng.default("max_num_seqs", version, gpu)
     return int(value) if value is not None else DEFAULT_MAX_NUM_SEQS
 
 
@@ -102,8 +103,8 @@ def _size(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv
     wanted, required, fixed = _lengths(req)
     if req.model.max_context < required:
         required = req.model.max_context
-    seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version, req.gpu.id))
-    default_batched = eng.default("max_num_batched_tokens", version, req.gpu.id)
+    seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version, req.gpu))
+    default_batched = eng.default("max_num_batched_tokens", version, req.gpu)
     batched = int(req.flags.get("max_num_batched_tokens") or default_batched or CHUNK_TOKENS) if chunked else None
     return plan_memory(
         req.model, req.gpu, bits=bits, method=quant.method, kv_bytes=KV_BYTES.get(kv, 1.0), tp=tp, pp=pp,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -172,6 +172,30 @@ class Wheel(Fact):
     url: str
 
 
+class GpuFacts(Protocol):
+    """What a default rule reads of a GPU (advisor.catalog.Gpu has these)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def memory_gib(self) -> float: ...
+
+
+class MemoryDefaults(_Data):
+    """Defaults on GPUs with at least `min_memory_gib` of memory whose device name contains none of
+    `unless_named` (vLLM chooses its batch defaults from the device's total memory and name)."""
+
+    min_memory_gib: float = Field(gt=0)
+    unless_named: list[str] = Field(default_factory=list)
+    values: dict[str, float] = Field(min_length=1)
+
+    def applies(self, gpu: GpuFacts) -> bool:
+        name = gpu.name.lower()
+        return gpu.memory_gib >= self.min_memory_gib and not any(n.lower() in name for n in self.unless_named)
+
+
 ReleaseField = Literal["date", "cuda", "cuda_variants", "torch", "python", "min_compute_capability", "wheel_url"]
 
 
@@ -191,7 +215,10 @@ class Release(_Data):
     defaults: dict[str, float] = Field(default_factory=dict)
     gpu_defaults: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="defaults that differ on some GPUs, keyed by the start of the catalog GPU id")
+    memory_defaults: list[MemoryDefaults] = Field(
+        default_factory=list, description="defaults that follow the GPU's memory size (the first rule that applies)")
     defaults_source: Url | None = None
+    defaults_quote: Quote | None = None
     wheel_url: str | None = None
     attention_backends: list[str] = Field(default_factory=list)
     source: Url
@@ -202,12 +229,23 @@ class Release(_Data):
 
     @model_validator(mode="after")
     def _defaults_cite(self) -> Release:
-        if (self.defaults or self.gpu_defaults) and self.defaults_source is None:
+        if (self.defaults or self.gpu_defaults or self.memory_defaults) and self.defaults_source is None:
             raise ValueError(f"release {self.version}: defaults need a defaults_source")
         unset = sorted(k for k in self.field_sources if getattr(self, k) in (None, [], ()))
         if unset:
             raise ValueError(f"release {self.version}: field_sources cite fields the release does not set: {unset}")
         return self
+
+    def default_on(self, key: str, gpu: GpuFacts | None) -> float | None:
+        """This release's own default for `key` on this GPU, or None when the release does not set one."""
+        if gpu is not None:
+            for prefix, values in self.gpu_defaults.items():
+                if gpu.id.startswith(prefix) and key in values:
+                    return values[key]
+            for rule in self.memory_defaults:
+                if key in rule.values and rule.applies(gpu):
+                    return rule.values[key]
+        return self.defaults.get(key)
 
     def source_of(self, field: ReleaseField) -> str:
         """The public page that states this field of the release."""
@@ -298,19 +336,23 @@ class EngineProfile(_Data):
         after = [r for r in self.releases if not at_most(r.version, version)]
         return (before[-1] if before else None, after[0] if after else None)
 
-    def default(self, key: str, version: str | None = None, gpu_id: str | None = None) -> float | None:
+    def default(self, key: str, version: str | None = None, gpu: GpuFacts | None = None) -> float | None:
         """A default value at this release (on this GPU): the newest release up to `version` that sets it,
-        else the engine-wide default. A default holds until a release changes it."""
+        else the engine-wide default. A default holds until a release changes it. Within a release a GPU-id
+        rule wins over a memory-size rule, which wins over the release's plain default."""
+        return self.default_with_release(key, version, gpu)[0]
+
+    def default_with_release(self, key: str, version: str | None = None,
+                             gpu: GpuFacts | None = None) -> tuple[float | None, Release | None]:
+        """`default` and the release that sets it (None: the engine-wide default, or no default at all)."""
         if version is not None:
             for rel in reversed(self.releases):
                 if not at_most(rel.version, version):
                     continue
-                for prefix, values in rel.gpu_defaults.items():
-                    if gpu_id and gpu_id.startswith(prefix) and key in values:
-                        return values[key]
-                if key in rel.defaults:
-                    return rel.defaults[key]
-        return self.defaults.get(key)
+                value = rel.default_on(key, gpu)
+                if value is not None:
+                    return value, rel
+        return self.defaults.get(key), None
 
     def min_cc_at(self, version: str) -> str:
         """The compute-capability floor at this release: the newest release up to `version` that raised it

@@ -12,7 +12,7 @@ from typing import Any
 from advisor import render
 from advisor.estimate import Estimate, arrival_model, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
-from advisor.planner import Option, Plan, enumerate_options
+from advisor.planner import Option, Plan, default_max_num_seqs, enumerate_options
 from advisor.profiles import profile, profiles
 from advisor.techniques import techniques_for
 from advisor.validation import AdvisorInputError, Request, parse_request
@@ -76,6 +76,16 @@ def _distinct(ranked: list[tuple[Option, Estimate]]) -> list[tuple[Option, Estim
     return out[:MAX_RECOMMENDATIONS]
 
 
+def _below_default(req: Request, opt: Option) -> str:
+    """Says when the KV cache, not the release's own default, sets the batch cap."""
+    if "max_num_seqs" in req.flags:
+        return ""
+    default = default_max_num_seqs(profile(opt.engine), opt.version.version, req.gpu)
+    if opt.plan.max_num_seqs >= default:
+        return ""
+    return f" (below {profile(opt.engine).name} {opt.version.version}'s default of {default} on {req.gpu.name})"
+
+
 def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     p = opt.plan
     lines = [
@@ -84,7 +94,8 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         f"of KV cache ({p.kv_tokens} tokens at {p.kv_bytes_per_token / 1024:.0f} KiB/token) within "
         f"{p.gpu_memory_utilization:g} x {req.gpu.usable_gib:.2f} GiB",
         f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}); max_num_seqs {p.max_num_seqs} keeps "
-        f"that many {req.workload.prompt_tokens}+{req.workload.output_tokens}-token requests in the cache without preemption",
+        f"that many {req.workload.prompt_tokens}+{req.workload.output_tokens}-token requests in the cache without preemption"
+        + _below_default(req, opt),
         f"simulated ({arrival_model(req, opt)}): p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "
         f"p95 TPOT {est.metrics['tpot_p95_ms']:.1f} ms, p95 latency {est.metrics['e2e_p95_ms']:.0f} ms, "
         f"{est.metrics['throughput_tok_s']:.0f} output tok/s",
