@@ -180,6 +180,16 @@ def _length_name(match: re.Match[str], sentence: Sentence) -> str:
 STATEMENT_RULES: list[Rule] = [
     _rule("knob_statement", rf"\b{KNOB_NP}{CONNECT}(?P<v>{NUM})(?:\s*(?P<u>{UNITS})\b)?{NOT_MORE}",
           _knob_name, None, 0.55, re.IGNORECASE, prose_only=True, kind="parameter"),
+    _rule("ratio_times", rf"\b(?P<np>(?:{NPWORD}\s+){{0,3}}?(?:ratio|factor))\s*(?:of|=|:|is|was|reaches|to)?\s*"
+          rf"(?:up to\s+|about\s+|around\s+|over\s+)?(?P<v>{N}\s?[×x])(?!\w)", _knob_name, None, 0.55, re.IGNORECASE,
+          prose_only=True, kind="parameter"),
+    _rule("draft_tokens", r"(?<![\d.])(?P<v>\d{1,2})\s+(?:draft(?:ed)?|speculative|speculated|candidate|guess(?:ed)?)\s+"
+          r"tokens\b", "num_speculative_tokens", "tokens", 0.6, re.IGNORECASE, prose_only=True),
+    _rule("expert_count", r"(?<![\d.,])(?P<v>\d{1,4})\s+(?:(?P<q>routed|shared)\s+)?experts\b",
+          lambda m, s: f"num_{m.group('q').lower()}_experts" if m.group("q") else "num_experts", None, 0.6,
+          prose_only=True, kind="constraint"),
+    _rule("weight_activation_bits", r"\bW(?P<v>\d{1,2})A\d{1,2}\b", "weight_bits", "bits", 0.6, kind="parameter"),
+    _rule("activation_bits_notation", r"\bW\d{1,2}A(?P<v>\d{1,2})\b", "activation_bits", "bits", 0.6, kind="parameter"),
     _rule("number_of", rf"\bnumber of (?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})(?:\s+[A-Za-z]{{1,3}}\d?(?=\s*=))?\s*"
           r"(?:\([^)]{0,16}\)\s*)?"
           rf"(?:{CONNECTIVE})\s*(?:only |about )?(?P<v>{NUM}){NOT_MORE}", _count_name, None, 0.55, re.IGNORECASE,

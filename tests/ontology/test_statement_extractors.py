@@ -152,3 +152,13 @@ def test_a_release_is_not_a_section_number_or_a_score_and_host_memory_follows_th
         assert not any(name.endswith("_version") for name in facts_of(text)), text
     facts = facts_of("Each server has two Xeon CPUs with 512 GB memory.")
     assert facts["host_memory_gb"]["value"] == "512"
+
+
+def test_ratios_in_multiples_draft_tokens_expert_counts_and_wxay_bits():
+    facts = facts_of("The KV cache compression ratio reaches 8× on long prompts.")
+    assert facts["kv_cache_compression_ratio"]["value"] == "8×"
+    assert facts_of("The model proposes 4 draft tokens per step.")["num_speculative_tokens"]["value"] == "4"
+    facts = facts_of("Each layer has 64 routed experts and 2 shared experts.")
+    assert (facts["num_routed_experts"]["value"], facts["num_shared_experts"]["value"]) == ("64", "2")
+    facts = facts_of("We quantize the model to W4A16 before serving.")
+    assert (facts["weight_bits"]["value"], facts["activation_bits"]["value"]) == ("4", "16")
