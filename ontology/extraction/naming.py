@@ -40,7 +40,11 @@ class Name:
 
 def snake(phrase: str) -> str:
     """'Query tile-size' -> 'query_tile_size'; articles and filler words dropped, abbreviations spelled out."""
-    words = [w for w in re.findall(r"[a-z0-9]+", phrase.lower()) if w not in _DROP]
+    words: list[str] = []
+    for token in phrase.lower().split():
+        parts = re.findall(r"[a-z0-9]+", token)
+        # a hyphenated compound keeps its inner words ("end-to-end" -> end_to_end)
+        words += parts if "-" in token and len(parts) > 1 else [w for w in parts if w not in _DROP]
     words = [ABBREVIATIONS.get(w, w) for w in words]
     return "_".join(words)[:60].strip("_")
 

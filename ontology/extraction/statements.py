@@ -68,15 +68,17 @@ def _change_name(match: re.Match[str], sentence: Sentence) -> str | None:
     verb = match.group("dir").lower()
     direction = ("saving" if verb.startswith("sav") else
                  "increase" if re.match(r"increas|improv|boost|rais|higher|more|grow|ris|gain", verb) else "reduction")
-    named = metric_named(f"{verb} {phrase} {direction}".lower())
+    percent = "%" in match.group("v")
+    suffix = "_pct" if percent else ""  # "by 2.5×" is a factor, named without the percent suffix
+    named = metric_named(f"{verb} {phrase} {direction}".lower()) if percent else None
     if named:
         return named
     words = phrase.split()
     for start in range(1, len(words)):
-        tail = name_quantity(f"{' '.join(words[start:])} {direction}", "_pct", use_embedding=False)
+        tail = name_quantity(f"{' '.join(words[start:])} {direction}", suffix, use_embedding=False)
         if tail and tail.how == "vocabulary":
             return tail.parameter
-    name = name_quantity(f"{phrase} {direction}", "_pct")
+    name = name_quantity(f"{phrase} {direction}", suffix, use_embedding=percent)
     return name.parameter if name else None
 
 
@@ -203,6 +205,11 @@ STATEMENT_RULES: list[Rule] = [
     _rule("pct_noun_change", rf"(?<![\d.])(?P<v>{PCT})\s+(?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})\s+"
           rf"(?P<dir>reduction|decrease|improvement|increase|saving|savings|gain)s?\b", _change_name, "%", 0.6,
           re.IGNORECASE),
+    _rule("pct_change_in", rf"(?<![\d.])(?P<v>{PCT})\s+(?P<dir>reduction|decrease|improvement|increase|saving|savings|gain)s?"
+          rf"\s+(?:in|of|on)\s+(?:the\s+)?(?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})", _change_name, "%", 0.6, re.IGNORECASE),
+    _rule("reduced_by_factor", rf"\b(?P<dir>reduc|lower|cut|decreas|shrink|compress)\w*\s+(?:the\s+|its\s+|their\s+)?"
+          rf"(?P<np>(?:{NPWORD}\s+){{0,3}}?{NPWORD})\s+by\s+(?:up to\s+|about\s+|over\s+|roughly\s+|nearly\s+)?"
+          rf"(?P<v>{N}\s?×|{N}x\b)", _change_name, "x", 0.6, re.IGNORECASE),
     _rule("pct_comparative", rf"(?<![\d.])(?P<v>{N}\s?%)\s+(?P<dir>lower|higher|less|more|fewer|smaller)\s+"
           rf"(?P<np>(?:{NPWORD}\s+){{0,1}}?{NPWORD})", _change_name, "%", 0.55, re.IGNORECASE),
     _rule("pct_level", rf"\b(?P<np>(?:{NPWORD}\s+){{0,2}}?(?:utili[sz]ation|efficiency|hit (?:rate|ratio)|attainment|sparsity|"

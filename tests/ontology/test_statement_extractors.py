@@ -162,3 +162,11 @@ def test_ratios_in_multiples_draft_tokens_expert_counts_and_wxay_bits():
     assert (facts["num_routed_experts"]["value"], facts["num_shared_experts"]["value"]) == ("64", "2")
     facts = facts_of("We quantize the model to W4A16 before serving.")
     assert (facts["weight_bits"]["value"], facts["activation_bits"]["value"]) == ("4", "16")
+
+
+def test_a_change_stated_as_a_reduction_in_a_metric_or_by_a_factor():
+    assert facts_of("We measure a 12% reduction in TTFT.")["ttft_reduction_pct"]["value"] == "12%"
+    facts = facts_of("Offloading reduces the activation footprint by 2.5× on long prompts.")
+    assert facts["activation_footprint_reduction"]["value"] == "2.5×"
+    facts = facts_of("It reduces the end-to-end delay by up to 40% against the baseline.")
+    assert facts["end_to_end_delay_reduction_pct"]["value"] == "40%"
