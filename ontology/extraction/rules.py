@@ -158,6 +158,7 @@ RULES: list[Rule] = [
           r"from|across|than|the|all|between|among)\b)[A-Za-z(][\w()\-]{0,40}|\d+\s?GB)\s+){0,4}GPUs\b",
           "gpu_count", "GPUs", 0.8),
     _rule("gpu_times", rf"(?<![\w.])(?P<v>\d{{1,4}})\s?[x×]\s?{GPU}", "gpu_count", "GPUs", 0.75),
+    _rule("gpu_plural", rf"(?<![\w.,])(?P<v>\d{{1,4}})\s+(?:NVIDIA\s+|AMD\s+)?(?=[A-Z])(?:{GPU})s\b", "gpu_count", "GPUs", 0.7),
     _rule("gpu_memory_after", rf"{GPU}(?:[- ]SXM\d?|[- ]PCIe)?[^.;]{{0,25}}?(?<![\d.])(?P<v>\d{{2,3}})\s?GB\b(?!/)",
           "gpu_memory_gb", "GB", 0.8),
     _rule("gpu_memory_before", rf"(?<![\d.])(?P<v>\d{{2,3}})\s?GB\s+{GPU}", "gpu_memory_gb", "GB", 0.8),
@@ -198,6 +199,8 @@ RULES: list[Rule] = [
     _rule("tp_short", r"\bTP\s*(?:size|degree)?\s*(?:=|:|of|is set to|is)?\s*(?P<v>\d{1,2})\b(?!\.\d)", "tensor_parallel_size", "GPUs", 0.75),
     _rule("tp_long", r"\btensor[\s-]*parallel(?:ism)?\s*(?:size|degree)?\s*(?:of|=|is|:|across|with|to)\s*(?P<v>\d{1,2})\b",
           "tensor_parallel_size", "GPUs", 0.75, re.IGNORECASE),
+    _rule("tp_across", r"\b(?:across|over|on|onto)\s+(?P<v>\d{1,2})\s+GPUs\s+(?:with|using|via|through|by)\s+tensor[\s-]*"
+          r"parallel", "tensor_parallel_size", "GPUs", 0.7, re.IGNORECASE),
     _rule("tp_way", r"(?P<v>\d{1,2})[\s-]*way\s+tensor[\s-]*parallel", "tensor_parallel_size", "GPUs", 0.75, re.IGNORECASE),
     _rule("tp_intra", r"\bintra-?op(?:erator)?(?:\s+parallelism)?\s*(?:degree\s*)?(?:equals|=|of|is|to)\s*(?P<v>\d+(?:\s*,\s*\d+)*(?:,?\s*and\s*\d+)?)",
           "tensor_parallel_size", None, 0.7, re.IGNORECASE),

@@ -92,3 +92,11 @@ def test_a_multiplier_takes_the_metric_right_after_it():
     facts = found("It achieves 2.1× prefilling speedup and 2.6× decoding speedup.")
     assert ("constraint", "prefill_throughput_speedup", "2.1×") in facts
     assert ("constraint", "decoding_speedup", "2.6×") in facts
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Each VM has 4 NVIDIA H100s with 80GB memory.", ("constraint", "gpu_count", "4")),
+    ("The model is sharded across 4 GPUs with tensor parallelism.", ("parameter", "tensor_parallel_size", "4")),
+])
+def test_gpu_counts_by_plural_model_name_and_tensor_parallelism_across_gpus(text, expected):
+    assert expected in found(text)
