@@ -185,15 +185,17 @@ RULES: list[Rule] = [
     _rule("model_size_words", r"(?<![\d.])(?P<v>\d+(?:\.\d+)?)(?:\s?B-|\s+billion[\s-])param", "model_size_b", "B params", 0.7),
     _rule("model_memory", rf"(?P<v>{N})\s?GB\s+of\s+memory[^.]{{0,40}}(?:parameters|weights)", "model_memory_gb", "GB", 0.6, prose_only=True),
     # knobs
-    _rule("batch_size", rf"\b(?P<q>max(?:imum|imal)?|global|micro|dense)?[\s-]*batch[\s-]*sizes?{_VERB}(?P<v>\d[\d,]*)\b(?!\.\d|%|×)",
-          _batch_parameter, None, 0.75, re.IGNORECASE),
+    # one size, or an enumerated list of them ("batch sizes of 8, 16, and 32": every one is a setting)
+    _rule("batch_size", rf"\b(?P<q>max(?:imum|imal)?|global|micro|dense)?[\s-]*batch[\s-]*sizes?{_VERB}"
+          r"(?P<v>\d{1,5}(?:\s*,\s*\d{1,5}){0,8},?\s*(?:and|or)\s*\d{1,5}|\d[\d,]*)\b(?!\.\d|%|×)",
+          _batch_parameter, None, 0.75, re.IGNORECASE, split_list=True),
     _rule("block_size", rf"\b(?:KV[\s-]*cache\s+)?(?:block|page)[\s-]*sizes?{_VERB}(?P<v>\d+)\b(?!\s?(?:KB|MB|GB|%))",
           "block_size", "tokens", 0.8, re.IGNORECASE),
     _rule("block_tokens", r"\b[Ee]ach (?:page|block|KV block) (?:holds|contains|stores)[^;]{0,60}?(?P<v>\d+) tokens",
           "block_size", "tokens", 0.7),
     _rule("block_of_tokens", r"\b(?:blocks?|pages?) of (?P<v>\d+) tokens", "block_size", "tokens", 0.6),
     _rule("chunk_size", rf"\b(?:token budget|(?:prefill\s+)?chunk[\s-]*sizes?|chunked[\s-]prefill size|max_num_batched_tokens)"
-          rf"{_VERB}(?P<v>\d[\d,]*(?:\s*(?:,|and|or)\s*\d[\d,]*)*)(?:\s*(?P<u>tokens|KB|MB|GB)\b)?",
+          rf"{_VERB}(?P<v>\d(?:[\d,]*\d)?(?:\s*(?:,|,?\s*and|,?\s*or)\s*\d(?:[\d,]*\d)?)*)(?:\s*(?P<u>tokens|KB|MB|GB)\b)?",
           _chunk_parameter, None, 0.8, re.IGNORECASE, split_list=True),
     _rule("chunk_size_before", r"(?<![\d.])(?P<v>\d+)\s?(?P<u>KB|MB|GB|tokens?)\s+chunk[\s-]*size", _chunk_parameter, None, 0.75),
     _rule("tp_short", r"\bTP\s*(?:size|degree)?\s*(?:=|:|of|is set to|is)?\s*(?P<v>\d{1,2})\b(?!\.\d)", "tensor_parallel_size", "GPUs", 0.75),
@@ -258,7 +260,8 @@ def _kind(default: str, match: re.Match[str], sentence: Sentence) -> str:
 
 def _values(rule: Rule, text: str) -> Iterator[str]:
     if rule.split_list:
-        yield from (value for value in re.split(r"\s*(?:,|/|\band\b|\bor\b)\s*", text) if value)
+        # a comma before three digits is a thousands separator ("1,024"), not a list
+        yield from (value for value in re.split(r"\s*(?:,(?!\d{3}\b)|/|\band\b|\bor\b)\s*", text) if value)
     else:
         yield text
 

@@ -100,3 +100,10 @@ def test_a_multiplier_takes_the_metric_right_after_it():
 ])
 def test_gpu_counts_by_plural_model_name_and_tensor_parallelism_across_gpus(text, expected):
     assert expected in found(text)
+
+
+def test_every_size_of_an_enumerated_list_and_a_thousands_separator_is_one_number():
+    facts = found("We vary the batch sizes of 8, 16, and 32 across runs. We use chunk sizes of 512, 1024 and 2,048 tokens.")
+    assert {v for _, p, v in facts if p == "batch_size"} == {"8", "16", "32"}
+    assert {v for _, p, v in facts if p == "chunk_size"} == {"512", "1024", "2,048"}
+    assert ("parameter", "max_batch_size", "1,024") in found("The maximum batch size is 1,024.")
