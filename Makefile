@@ -21,8 +21,10 @@ run: $(STAMP)
 	$(PY) -m infrawiki.bootstrap
 	echo $$$$ > $(DATA_DIR)/run.pid; exec $(VENV)/bin/honcho start -f $(PROCFILE)
 
+# one test process per core (pytest-xdist); each process has its own test database
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # ruff over the tree; mypy strict on inference/ and advisor/ (configuration in pyproject.toml)
 lint: $(STAMP)
