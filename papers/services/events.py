@@ -26,6 +26,7 @@ def advance_paper(paper: Paper, status: str, stage: str, message: str, **fields)
     """Move a paper to `status` after a successful step, clearing any earlier failure."""
     updates = {"status": status, "failure_stage": "", "failure_reason": "", **fields}
     Paper.objects.filter(pk=paper.pk).update(**updates)
-    for name, value in updates.items():
-        setattr(paper, name, value)
+    # Read back what was stored: the clean fields rewrite text PostgreSQL refuses (papers.cleaning), and
+    # whatever uses `paper` next (the search index) must see the stored text, not the raw input.
+    paper.refresh_from_db(fields=list(updates))
     record_event(stage=stage, message=message, paper=paper)
