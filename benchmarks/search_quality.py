@@ -1,13 +1,17 @@
 """`python -m benchmarks.search_quality`: does hybrid search find the page that answers a question?
 
-Run by hand or `make bench-search-quality` (minutes: every development PDF is parsed and indexed;
-`--facts` also extracts facts with the rule extractors, which takes a few times longer), never in tests. It builds a throw-away database, ingests the
-shared corpus PDFs and the development papers of tests/data/papers (the validation papers are left
-out), then asks every question of tests/data/search_questions_dev.jsonl
-({"question", "paper", "pages": [answering pages]}). A question is answered at rank r when the r-th
-result (hybrid search) or r-th page (baselines) is on one of its pages. Prints hit@5 and MRR for
-hybrid search beside two baselines computed in the same run over the same stored page texts:
-TF-IDF cosine over whole pages and BM25 (k1=1.5, b=0.75) over whole pages.
+Run by hand or `make bench-search-quality` (minutes: every PDF is parsed and indexed; `--facts` also
+extracts facts with the rule extractors, which takes a few times longer), never in tests. It builds a
+throw-away database, ingests the shared corpus PDFs and the papers of tests/data/papers of the chosen
+split, then asks that split's questions ({"question", "paper", "pages": [answering pages]}):
+`--split development` (the default) asks tests/data/search_questions_dev.jsonl with the development
+papers ingested and the validation papers left out; `--split validation` asks the held-out
+tests/data/search_questions_validation.jsonl (written over the validation papers and never used to
+tune search) with the validation papers ingested as well; `--split all` ingests everything and reports
+both sets. A question is answered at rank r when the r-th result (hybrid search) or r-th page
+(baselines) is on one of its pages. Prints hit@5 and MRR for hybrid search beside two baselines
+computed in the same run over the same stored page texts: TF-IDF cosine over whole pages and BM25
+(k1=1.5, b=0.75) over whole pages.
 """
 from __future__ import annotations
 
@@ -23,17 +27,18 @@ from pathlib import Path
 from benchmarks.database import throwaway_database
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTIONS = ROOT / "tests" / "data" / "search_questions_dev.jsonl"
+QUESTIONS = {"development": ROOT / "tests" / "data" / "search_questions_dev.jsonl",
+             "validation": ROOT / "tests" / "data" / "search_questions_validation.jsonl"}
 PAPERS = ROOT / "tests" / "data" / "papers"
 
 
-def corpus_pdfs() -> list[Path]:
-    """Shared corpus PDFs plus the development (never the validation) papers that are present."""
+def corpus_pdfs(splits: list[str]) -> list[Path]:
+    """Shared corpus PDFs plus the papers of `splits` (of tests/data/papers/splits.json) that are present."""
     shared = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus" / "pdfs"
     if not shared.is_dir():
         shared = Path("/work/shared/corpus/pdfs")
-    development = json.loads((PAPERS / "splits.json").read_text())["development"]
-    local = [PAPERS / "pdfs" / name for name in development]
+    chosen = json.loads((PAPERS / "splits.json").read_text())
+    local = [PAPERS / "pdfs" / name for split in splits for name in chosen[split]]
     missing = [path.name for path in local if not path.is_file()]
     if missing:
         print(f"development PDFs missing (restore them as tests/data/papers/SOURCES.md says): {missing}",
@@ -88,6 +93,8 @@ def first_hit(ranked: list[tuple[str, int]], question: dict) -> int | None:
 
 
 def scores(ranks: list[int | None]) -> tuple[float, float]:
+    if not ranks:
+        return 0.0, 0.0
     hit5 = sum(1 for r in ranks if r is not None and r <= 5) / len(ranks)
     mrr = sum(1 / r for r in ranks if r is not None) / len(ranks)
     return hit5, mrr
@@ -105,7 +112,7 @@ def read_pdf(path: Path) -> tuple[str, list[str]]:
     return " ".join(lines[:2])[:200], [collapse(text) for text in texts]
 
 
-def load_corpus(with_facts: bool) -> None:
+def load_corpus(with_facts: bool, splits: list[str]) -> None:
     """Store and index every corpus PDF not yet in the current database: its page texts as
     papers.PaperPage rows, then `index_paper` (passages and the paper document). The full ingest
     (outline and tables) is left out to keep the run in minutes; with facts, the rule extractors run
@@ -116,7 +123,7 @@ def load_corpus(with_facts: bool) -> None:
     from ontology.services import store_facts
     from papers.models import Paper
 
-    for path in corpus_pdfs():
+    for path in corpus_pdfs(splits):
         if Paper.objects.filter(arxiv_id=path.stem).exists():
             continue
         title, texts = read_pdf(path)
@@ -147,25 +154,33 @@ def evaluate(questions: list[dict]) -> dict[str, tuple[float, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", default=str(QUESTIONS))
+    parser.add_argument("--split", choices=["development", "validation", "all"], default="development",
+                        help="which papers to ingest and whose questions to ask (all: both sets, reported apart)")
+    parser.add_argument("--questions", help="ask this question file instead of the split's own")
     parser.add_argument("--db-name", default="infrawiki_bench_search_quality")
     parser.add_argument("--no-load", action="store_true",
                         help="ingest nothing: ask only the questions about papers already in a --reuse database")
     parser.add_argument("--facts", action="store_true", help="also extract and index facts (slow: rules on every page)")
     parser.add_argument("--reuse", action="store_true", help="keep the database and reuse it (papers already in it are not ingested again)")
     args = parser.parse_args(argv)
-    questions = [json.loads(line) for line in Path(args.questions).read_text().splitlines() if line.strip()]
+    splits = ["development", "validation"] if args.split == "all" else [args.split]
+    sets = {"questions": Path(args.questions)} if args.questions else {split: QUESTIONS[split] for split in splits}
+    asked = {name: [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+             for name, path in sets.items()}
     with throwaway_database(args.db_name, reuse=args.reuse, keep=args.reuse):
         from papers.models import Paper
 
         if not args.no_load:
-            load_corpus(args.facts)
+            load_corpus(args.facts, splits)
         stored = set(Paper.objects.values_list("arxiv_id", flat=True))
-        questions = [q for q in questions if q["paper"] in stored]
-        results = evaluate(questions)
-    print(f"{len(questions)} questions over {len(stored)} papers")
-    for name, (hit5, mrr) in results.items():
-        print(f"{name:<20} hit@5={hit5:.2f} MRR={mrr:.2f}")
+        reports = {}
+        for name, questions in asked.items():
+            questions = [q for q in questions if q["paper"] in stored]
+            reports[name] = (len(questions), evaluate(questions))
+    for name, (count, results) in reports.items():
+        print(f"{name}: {count} questions over {len(stored)} papers")
+        for method, (hit5, mrr) in results.items():
+            print(f"  {method:<20} hit@5={hit5:.2f} MRR={mrr:.2f}")
     return 0
 
 

@@ -3,8 +3,9 @@
 Written only by ontology.services (extraction, human review, indexing); read through ontology.selectors.
 A Fact is one statement a paper makes (constraint, parameter or trade-off) with the page and exact
 quote that state it. Every change to a fact is a FactRevision row (who, when, before -> after).
-A SearchDocument is one searchable text (a fact, a section or a paper's abstract) with its
-embedding (pgvector, HNSW) and full-text vector, so hybrid search is one query over one table.
+A SearchDocument is one searchable text (a fact, a section, a paper's abstract, a page passage or a
+whole page) with its embedding (pgvector, HNSW) and full-text vector, so hybrid search is one query
+over one table; SearchTerm and SearchStats hold the term statistics its BM25 keyword ranking reads.
 """
 from __future__ import annotations
 
@@ -210,13 +211,15 @@ class RejectedOutput(models.Model):
 
 class SearchDocument(models.Model):
     """One searchable text with its embedding and full-text vector (a fact, a section, a paper, or a
-    passage: a few sentences of one page)."""
+    passage: a few sentences of one page), or a whole page's text for keyword ranking of pages (no
+    embedding; never a search result itself: it ranks the results on its page)."""
 
     class DocType(models.TextChoices):
         FACT = "fact", "fact"
         SECTION = "section", "section"
         PAPER = "paper", "paper"
         PASSAGE = "passage", "passage"
+        PAGE = "page", "page"
 
     doc_type = models.CharField(max_length=10, choices=DocType.choices)
     paper = models.ForeignKey("papers.Paper", on_delete=models.CASCADE, related_name="search_documents")
@@ -226,7 +229,7 @@ class SearchDocument(models.Model):
     )
     page = models.PositiveIntegerField(null=True, blank=True)
     text = models.TextField()
-    embedding = VectorField(dimensions=EMBEDDING_DIM)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
     search_vector = SearchVectorField(null=True)
 
     class Meta:
@@ -248,3 +251,28 @@ class SearchDocument(models.Model):
 
     def __str__(self) -> str:
         return f"{self.doc_type} p.{self.page}: {self.text[:60]}"
+
+
+class SearchTerm(models.Model):
+    """Document frequency of one full-text lexeme: in how many search documents it occurs (the IDF of
+    BM25 keyword ranking). Kept in step with ontology_searchdocument.search_vector by database
+    triggers (migration 0005), so every insert, update and delete (cascades included) counts."""
+
+    lexeme = models.TextField(primary_key=True)
+    df = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.df}"
+
+
+class SearchStats(models.Model):
+    """Per document type: how many search documents have a full-text vector and their summed lengths
+    (distinct lexemes), so BM25 normalises a document's length by the average of its type. Kept in
+    step by the same triggers as SearchTerm."""
+
+    doc_type = models.CharField(max_length=10, primary_key=True)
+    docs = models.BigIntegerField()
+    lexemes = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.doc_type}: {self.docs} documents"

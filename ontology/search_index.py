@@ -1,8 +1,10 @@
 """Keeps the search table in step with facts, sections and papers (embedding + full-text vector).
 
 Called by ontology.services after facts change, and by `index_paper` after a paper is parsed
-or extracted. One SearchDocument per fact, per section, per paper (title + abstract) and per page passage;
-embeddings are computed in batches, full-text vectors by PostgreSQL (english configuration).
+or extracted. One SearchDocument per fact, per section, per paper (title + abstract), per page passage
+and per page (the whole page text, keyword-ranked only, so it carries no embedding); embeddings are
+computed in batches, full-text vectors by PostgreSQL (english configuration). The term statistics
+BM25 reads (ontology_searchterm, ontology_searchstats) follow by trigger.
 """
 from __future__ import annotations
 
@@ -77,23 +79,26 @@ def _short_title(paper) -> str:
     return head.strip() if sep and len(head) <= 40 else (paper.title or "")[:80]
 
 
-@transaction.atomic
 def index_paper(paper) -> int:
-    """(Re)build the paper's own document, one per section, and its page passages (from the
-    papers app's stored page texts, `paper.pages`)."""
-    SearchDocument.objects.filter(paper=paper, doc_type__in=["paper", "section", "passage"]).delete()
+    """(Re)build the paper's own document, one per section, its page passages and one keyword-only
+    document per page (from the papers app's stored page texts, `paper.pages`). Embeddings are
+    computed before the transaction that swaps the documents."""
     items: list[tuple[str, int | None, object, str]] = [("paper", 1, None, f"{paper.title}. {paper.abstract}".strip())]
     for section in paper.sections.all():
         text = f"{section.title}. {section.text[:SECTION_CHARS]}".strip()
         items.append(("section", section.page_start, section, text))
     title = _short_title(paper)
-    for page in paper.pages.all():
+    pages = list(paper.pages.all())
+    for page in pages:
         items += [("passage", page.number, None, f"{title}: {passage}") for passage in page_passages(page.text)]
     items = [item for item in items if len(item[3]) > 3]
     vectors = embed([text for *_, text in items])
-    docs = SearchDocument.objects.bulk_create([
-        SearchDocument(doc_type=kind, paper=paper, section=section, page=page, text=text, embedding=vector)
-        for (kind, page, section, text), vector in zip(items, vectors, strict=True)
-    ])
-    _refresh_fts([d.pk for d in docs])
+    documents = [SearchDocument(doc_type=kind, paper=paper, section=section, page=page, text=text, embedding=vector)
+                 for (kind, page, section, text), vector in zip(items, vectors, strict=True)]
+    documents += [SearchDocument(doc_type="page", paper=paper, page=page.number, text=f"{title}: {page.text}")
+                  for page in pages if page.text.strip()]
+    with transaction.atomic():
+        SearchDocument.objects.filter(paper=paper, doc_type__in=["paper", "section", "passage", "page"]).delete()
+        docs = SearchDocument.objects.bulk_create(documents)
+        _refresh_fts([d.pk for d in docs])
     return len(docs)

@@ -24,25 +24,66 @@ from ontology.vocabulary import canonical_parameter, parameters_in_question, spe
 
 DOC_TYPES = ("fact", "passage", "section", "paper")
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
-# Bounds that keep a query fast at 100k+ facts: full-text ranks at most FTS_POOL matching documents
-# (common words match thousands), the ontology channel compares the ONTO_POOL most trusted facts.
-FTS_POOL = 2000
+# Okapi BM25 constants (Robertson et al.): term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Bounds that keep a query fast at 100k+ facts: full-text scores only the documents holding the
+# query's rarest words, adding words rarest first while their summed document frequencies stay within
+# FTS_POOL (a word in thousands of documents adds little to BM25 and is left to the documents the
+# rarer words found), and never more than FTS_POOL documents (when even the rarest word is that
+# common, an arbitrary FTS_POOL of them); the ontology channel compares the ONTO_POOL most trusted facts.
+FTS_POOL = 1000
 ONTO_POOL = 500
+PAGE_POOL = 20  # pages ranked by BM25 over their whole text; the results on them share their rank
+PASSAGES_PER_PAGE = 1  # a page's passages overlap; its best one stands for the page among the results
+# Weights of the four rankings in the fused score: a page's rank counts double, as one page holds the
+# whole answer more often than any one passage of it (measured on the development questions,
+# benchmarks/search_quality.py).
+CHANNEL_WEIGHTS = {"vec": 1.0, "fts": 1.0, "onto": 1.0, "page": 2.0}
 
 _HYBRID_SQL = """
-WITH q_words AS (SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query),
+WITH q_lex AS (
+    SELECT t.lexeme, t.df, ln(1 + (n.docs - t.df + 0.5) / (t.df + 0.5)) AS idf
+    FROM (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme) q
+    JOIN ontology_searchterm t ON t.lexeme = q.lexeme
+    CROSS JOIN (SELECT sum(docs)::float AS docs FROM ontology_searchstats) n),
+pool AS (
+    SELECT string_agg('''' || replace(lexeme, '''', '''''') || '''', ' | ')::tsquery AS query
+    FROM (SELECT lexeme, sum(df) OVER (ORDER BY df, lexeme) AS reach, row_number() OVER (ORDER BY df, lexeme) AS nth
+          FROM q_lex WHERE strpos(lexeme, chr(92)) = 0) x
+    WHERE reach <= %(fts_pool)s OR nth = 1),
+matched AS (
+    SELECT d.id, d.doc_type, d.paper_id, d.page, d.search_vector
+    FROM pool JOIN ontology_searchdocument d ON d.search_vector @@ pool.query
+    WHERE d.doc_type = ANY(%(types)s) OR d.doc_type = 'page'
+    LIMIT %(fts_pool)s),
+scored AS (
+    SELECT d.id, d.doc_type, d.paper_id, d.page,
+           sum(q.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * length(d.search_vector)
+                                                                  / (st.lexemes::float / st.docs)))) AS score
+    FROM matched d
+    JOIN ontology_searchstats st ON st.doc_type = d.doc_type
+    CROSS JOIN (SELECT array_agg(lexeme) AS lexemes FROM q_lex) ql
+    CROSS JOIN LATERAL (SELECT lexeme, array_length(positions, 1) AS tf
+                        FROM unnest(ts_filter(setweight(d.search_vector, 'A', ql.lexemes), '{a}'))) u
+    JOIN q_lex q ON q.lexeme = u.lexeme
+    GROUP BY d.id, d.doc_type, d.paper_id, d.page),
+fts AS (
+    SELECT id, row_number() OVER (ORDER BY score DESC, id) AS r
+    FROM (SELECT id, score FROM scored WHERE doc_type <> 'page' ORDER BY score DESC, id LIMIT %(k)s) f),
+pages AS (
+    SELECT paper_id, page, row_number() OVER (ORDER BY score DESC, id) AS r
+    FROM (SELECT id, paper_id, page, score FROM scored WHERE doc_type = 'page'
+          ORDER BY score DESC, id LIMIT %(page_pool)s) p),
+page_best AS (
+    SELECT DISTINCT ON (s.paper_id, s.page) s.id FROM scored s
+    JOIN pages ON pages.paper_id = s.paper_id AND pages.page = s.page
+    WHERE s.doc_type <> 'page' ORDER BY s.paper_id, s.page, s.score DESC, s.id),
 vec AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
         SELECT id, embedding <=> %(q)s::vector AS dist
         FROM ontology_searchdocument WHERE doc_type = ANY(%(types)s)
         ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s) v),
-fts AS (
-    SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS r FROM (
-        SELECT id, ts_rank_cd(search_vector, query) AS rank
-        FROM (SELECT id, search_vector FROM ontology_searchdocument, q_words
-              WHERE search_vector @@ q_words.query AND doc_type = ANY(%(types)s)
-              LIMIT %(fts_pool)s) matched, q_words
-        ORDER BY rank DESC LIMIT %(k)s) f),
 onto AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
         SELECT d.id, d.embedding <=> %(q)s::vector AS dist
@@ -51,12 +92,20 @@ onto AS (
         JOIN ontology_searchdocument d ON d.fact_id = f.id
         WHERE d.doc_type = ANY(%(types)s)
         ORDER BY dist LIMIT %(k)s) o),
+candidates AS (SELECT id FROM vec UNION SELECT id FROM fts UNION SELECT id FROM onto UNION SELECT id FROM page_best),
+scored_candidates AS (
+    SELECT c.id, d.doc_type, d.paper_id, d.page,
+           COALESCE(%(w_vec)s / (%(rrf)s + vec.r), 0) + COALESCE(%(w_fts)s / (%(rrf)s + fts.r), 0)
+           + COALESCE(%(w_onto)s / (%(rrf)s + onto.r), 0) + COALESCE(%(w_page)s / (%(rrf)s + pages.r), 0) AS score
+    FROM candidates c JOIN ontology_searchdocument d ON d.id = c.id
+    LEFT JOIN vec ON vec.id = c.id LEFT JOIN fts ON fts.id = c.id LEFT JOIN onto ON onto.id = c.id
+    LEFT JOIN pages ON pages.paper_id = d.paper_id AND pages.page = d.page),
 fused AS (
-    SELECT COALESCE(vec.id, fts.id, onto.id) AS id,
-           COALESCE(1.0 / (%(rrf)s + vec.r), 0) + COALESCE(1.0 / (%(rrf)s + fts.r), 0)
-           + COALESCE(1.0 / (%(rrf)s + onto.r), 0) AS score
-    FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
-             FULL OUTER JOIN onto ON onto.id = COALESCE(vec.id, fts.id)
+    SELECT id, score FROM (
+        SELECT id, doc_type, score, row_number() OVER (PARTITION BY paper_id, page, doc_type
+                                                       ORDER BY score DESC, id) AS nth
+        FROM scored_candidates) s
+    WHERE doc_type <> 'passage' OR nth <= %(passages_per_page)s
     ORDER BY score DESC, id LIMIT %(limit)s)
 SELECT d.doc_type, p.arxiv_id, d.page, d.text, fused.score, d.fact_id, d.section_id
 FROM fused JOIN ontology_searchdocument d ON d.id = fused.id JOIN papers_paper p ON p.id = d.paper_id
@@ -73,13 +122,16 @@ def hybrid_params(query: str, limit: int, types: tuple[str, ...], vector) -> dic
     """The parameters of _HYBRID_SQL for one query (its embedding computed by the caller)."""
     return {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": expand_query(query),
             "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K, "params": parameters_in_question(query),
-            "fts_pool": FTS_POOL, "onto_pool": ONTO_POOL}
+            "fts_pool": FTS_POOL, "onto_pool": ONTO_POOL, "page_pool": PAGE_POOL, "passages_per_page": PASSAGES_PER_PAGE, "k1": BM25_K1, "b": BM25_B,
+            **{f"w_{name}": weight for name, weight in CHANNEL_WEIGHTS.items()}}
 
 
 def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPES) -> list[dict[str, Any]]:
-    """Best-first results fusing three rankings by reciprocal rank: vector similarity (pgvector HNSW),
-    full-text rank (PostgreSQL, any query word), and facts about the parameters the question names
-    (ontology.vocabulary.parameters_in_question), so "how large should KV cache blocks be" finds block_size.
+    """Best-first results fusing four rankings by reciprocal rank: vector similarity (pgvector HNSW),
+    BM25 over the documents' full-text vectors (any query word, IDF from ontology_searchterm), facts
+    about the parameters the question names (ontology.vocabulary.parameters_in_question, so "how large
+    should KV cache blocks be" finds block_size), and BM25 over whole pages: every result on one of the
+    best pages shares that page's rank, and the best-matching document of each such page is a candidate.
 
     Each result: type, paper (arXiv id), page, text, score, and fact_id / section_id when it is one.
     """
