@@ -16,6 +16,8 @@ from ontology.models import (
     FactTechnique,
     RejectedOutput,
     SearchDocument,
+    SearchStats,
+    SearchTerm,
     Technique,
 )
 
@@ -82,6 +84,25 @@ class SearchDocumentAdmin(ReadOnlyAdmin):
     list_display = ["doc_type", "paper", "text"]
     list_filter = ["doc_type"]
     list_select_related = ["paper"]
+
+
+class TriggerKeptAdmin(ReadOnlyAdmin):
+    """Keyword statistics the database triggers keep; a hand edit would skew every BM25 score."""
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(SearchTerm)
+class SearchTermAdmin(TriggerKeptAdmin):
+    list_display = ["lexeme", "df"]
+    search_fields = ["lexeme"]
+    ordering = ["-df"]
+
+
+@admin.register(SearchStats)
+class SearchStatsAdmin(TriggerKeptAdmin):
+    list_display = ["doc_type", "docs", "lexemes"]
 
 
 @admin.register(Technique)
