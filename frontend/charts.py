@@ -142,15 +142,18 @@ class MatrixChart:
         return self.top + self.size / 2
 
 
-MATRIX_SPREAD = 7.0  # SVG units between papers that share the same (cost, value)
+MATRIX_SPREAD = 7.0  # SVG units between neighbouring papers that share the same (cost, value)
+GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))  # successive points of a sunflower spiral never line up
 
 
 def value_matrix_chart(scores: list, high_value: float, high_cost: float, axis_max: float = 5.0,
                        size: float = 280.0) -> MatrixChart:
     """Point positions for each score (x: implementation_cost, y: production_value, up is more value).
 
-    Scores are discrete sums, so many papers share a position: those are set on a small ring around
-    it (in arXiv-id order, so the picture is stable) instead of hiding each other.
+    Scores are discrete sums, so many papers share a position: those are spread on a sunflower spiral
+    around it (in arXiv-id order, so the picture is stable) instead of hiding each other. The spiral
+    is at most half a score unit wide, and every point stays inside the plot, however many papers
+    share the spot (a fresh install has ~200 unread seed papers on one).
     """
     left, top = 46.0, 10.0
     scale = size / axis_max
@@ -166,13 +169,14 @@ def value_matrix_chart(scores: list, high_value: float, high_cost: float, axis_m
         groups[(score.implementation_cost, score.production_value)].append(score)
     points = []
     for (cost, value), members in groups.items():
+        step = min(MATRIX_SPREAD, scale / 2 / math.sqrt(len(members)))
         for i, score in enumerate(members):
-            angle = 2 * math.pi * i / len(members)
-            radius = 0.0 if len(members) == 1 else MATRIX_SPREAD * max(1.0, len(members) / 6)
+            radius = step * math.sqrt(i)
+            x = min(max(px(cost) + radius * math.cos(i * GOLDEN_ANGLE), left), left + size)
+            y = min(max(py(value) + radius * math.sin(i * GOLDEN_ANGLE), top), top + size)
             reasons = score.value_matrix or {}
             points.append(MatrixPoint(
-                score.paper.arxiv_id, score.paper.title, value, cost, score.quadrant,
-                round(px(cost) + radius * math.cos(angle), 1), round(py(value) + radius * math.sin(angle), 1),
+                score.paper.arxiv_id, score.paper.title, value, cost, score.quadrant, round(x, 1), round(y, 1),
                 list(reasons.get("value", [])), list(reasons.get("cost", []))))
     ticks = [(float(t), px(t), py(t)) for t in range(int(axis_max) + 1)]
     return MatrixChart(left + size + 12, top + size + 46, left, top, size, axis_max, points, ticks,
