@@ -95,3 +95,12 @@ def test_any_text_through_the_storage_path_is_stored_cleaned(tmp_path, title, bo
     table = Table.objects.get(paper=paper)
     assert table.caption == clean_text(body) and table.cells == [[clean_text(cell), clean_text(title)]]
     PipelineEvent.objects.create(paper=paper, stage="test", message=body)  # any other text column, too
+
+
+@pytest.mark.django_db
+def test_a_saved_paper_holds_the_text_that_was_stored_and_lookups_clean_alike() -> None:
+    paper = Paper.objects.create(arxiv_id="2401.00009", title="Paged\x00 attention \ud800",
+                                 environment={"gpu\x00": ["\ud800"]})
+    assert paper.title == clean_text("Paged\x00 attention \ud800") == Paper.objects.get(pk=paper.pk).title
+    assert paper.environment == {"gpu": ["\ufffd"]}
+    assert Paper.objects.filter(title="Paged\x00 attention \ud800").exists()
