@@ -13,11 +13,9 @@ from typing import Any
 from advisor.planner import Option
 from advisor.profiles import profile
 from advisor.validation import Request
+from ontology.schema import MAX_QUOTE
 
 log = logging.getLogger(__name__)
-
-QUOTE_CHARS = 300  # the longest quote of a public page an evidence item carries
-
 
 def _gpu_fact(req: Request) -> dict[str, Any]:
     g = req.gpu
@@ -64,7 +62,7 @@ def _batch_defaults_fact(req: Request, opt: Option) -> dict[str, Any] | None:
     if rel.version != opt.version.version:
         text += f" (held by {opt.version.version}: no later catalogued release changes them)"
     quoted = f"{text}. {rel.defaults_quote}" if rel.defaults_quote else text
-    return {"source": rel.defaults_source, "quote": quoted if len(quoted) <= QUOTE_CHARS else text,
+    return {"source": rel.defaults_source, "quote": quoted if len(quoted) <= MAX_QUOTE else text,
             "verified": opt.version.verified}
 
 

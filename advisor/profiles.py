@@ -27,12 +27,13 @@ from pydantic import (
 )
 
 from advisor.versions import at_least, at_most, vkey
+from ontology.schema import MAX_QUOTE
 
 ENGINES_DIR = Path(__file__).resolve().parent / "catalog" / "engines"
 TECHNIQUES_FILE = Path(__file__).resolve().parent.parent / "ontology" / "data" / "techniques.json"
 
 Url = Annotated[str, StringConstraints(pattern=r"^https://\S+$", max_length=500)]
-Quote = Annotated[str, StringConstraints(min_length=1, max_length=300)]
+Quote = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUOTE)]
 Version = Annotated[str, StringConstraints(pattern=r"^b?[0-9][0-9A-Za-z.+-]{0,31}$")]
 Cc = Annotated[str, StringConstraints(pattern=r"^\d{1,2}\.\d$")]
 Day = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
