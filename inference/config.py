@@ -11,18 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from inference.cpu import cpu_has_fast_bf16
 from inference.layers.linear import int8_available
-
-
-def _cpu_has_fast_bf16() -> bool:
-    """bf16 matmuls are only fast on CPUs with native bf16 dot products (AVX512-BF16 or AMX)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
 
 QUANTIZATIONS = ("auto", "none", "int8")
 
@@ -41,7 +31,7 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
     """
     names = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     if dtype == "auto":
-        if device.startswith("cuda") or _cpu_has_fast_bf16():
+        if device.startswith("cuda") or cpu_has_fast_bf16():
             return torch.bfloat16
         return torch.float32
     if dtype not in names:

@@ -114,6 +114,8 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = DATA_DIR / "media"
+# Vectors already computed, by model and text (ontology/embedding_cache.py); empty switches it off.
+EMBEDDING_CACHE = env_str("EMBEDDING_CACHE", str(DATA_DIR / "embedding-cache.sqlite3"))
 LOGIN_URL = "/login/"  # the site's own page: the admin login admits staff only
 LOGIN_REDIRECT_URL = "/account/"  # after a login without ?next=
 

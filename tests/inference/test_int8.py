@@ -16,11 +16,11 @@ pytestmark = pytest.mark.skipif(not config_module.int8_available(), reason="torc
 
 
 def test_auto_picks_int8_only_for_an_engine_that_would_otherwise_compute_in_float32(monkeypatch):
-    monkeypatch.setattr(config_module, "_cpu_has_fast_bf16", lambda: False)
+    monkeypatch.setattr(config_module, "cpu_has_fast_bf16", lambda: False)
     assert Config().int8 and Config().torch_dtype == torch.float32
     assert not Config(dtype="float32").int8  # an explicit dtype means dense weights (exact vs transformers)
     assert not Config(quantization="none").int8
-    monkeypatch.setattr(config_module, "_cpu_has_fast_bf16", lambda: True)
+    monkeypatch.setattr(config_module, "cpu_has_fast_bf16", lambda: True)
     assert not Config().int8 and Config().torch_dtype == torch.bfloat16
     assert Config(quantization="int8").int8 and Config(quantization="int8").torch_dtype == torch.float32
 
