@@ -21,10 +21,11 @@ run: $(STAMP)
 	$(PY) -m infrawiki.bootstrap
 	echo $$$$ > $(DATA_DIR)/run.pid; exec $(VENV)/bin/honcho start -f $(PROCFILE)
 
-# one test process per core (pytest-xdist); each process has its own test database
+# one test process per core (pytest-xdist); each process has its own test database; tests that share
+# an expensive fixture stay on one process (loadgroup, see tests/conftest.py)
 TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # ruff over the tree; mypy strict on inference/ and advisor/ (configuration in pyproject.toml)
 lint: $(STAMP)

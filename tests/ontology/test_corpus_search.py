@@ -6,6 +6,9 @@ import pytest
 from ontology.selectors import hybrid_search
 from papers.services.extraction import extract_paper
 
+# with the other corpus ingests on one worker: the second ingest of a text reads its embedding from the cache
+pytestmark = pytest.mark.xdist_group("corpus-ingest")
+
 # vLLM (the answer) and two papers that also state KV block sizes (the distractors).
 PAPERS = ("2309.06180", "2408.12757", "2407.00079")
 

@@ -10,6 +10,9 @@ from django.core.management import call_command
 from ontology.models import SearchDocument
 from papers.models import Paper
 
+# with the other corpus ingests on one worker: the second ingest of a text reads its embedding from the cache
+pytestmark = [pytest.mark.xdist_group("corpus-ingest"), pytest.mark.fills_cache]
+
 
 def _search(query: str, capsys, limit: int = 5) -> list[dict]:
     capsys.readouterr()
