@@ -167,6 +167,10 @@ def _best(values: list[float], target: float, spread: float) -> float:
 
 _NUMBERISH = re.compile(r"[\d.,%×x()-]+[KkMmGgBs%]?")
 AXIS_RUN = 5  # this many number-like tokens in a row are a figure's axis labels or a table row, not prose
+# A figure's or sub-figure's caption ("(a) Mistral-7B on one A100 ...", "Figure 3: ...") names the setup
+# a plot was measured on, not what was found; findings rank above it (by CAPTION_PENALTY).
+_CAPTION = re.compile(r"\s*(?:\([a-h]\)\s|(?:fig(?:ure)?|table)\.?\s*\d+\s*[:.])", re.IGNORECASE)
+CAPTION_PENALTY = 3.0  # the most closeness (GPU, model size, prompt length) can add
 
 
 def _readable(quote: str) -> bool:
@@ -208,7 +212,8 @@ def rank_evidence(rows: list[dict[str, Any]], inp: dict[str, Any], rec: dict[str
         return float(2.0 * row["names_technique"] + 0.5 * row["verified"] + 0.5 * (row["kind"] == "trade_off")
                 + _gpu_score(str(inp.get("gpu") or ""), row)
                 + (_best(sizes, size, 30.0) if size else 0.0)
-                + max(_best(lengths, w["prompt_tokens"], 16.0), _best(lengths, w["output_tokens"], 16.0)))
+                + max(_best(lengths, w["prompt_tokens"], 16.0), _best(lengths, w["output_tokens"], 16.0))
+                - CAPTION_PENALTY * bool(_CAPTION.match(quote)))
 
     candidates = [r for r in rows if named.get(r["paper"], 0) >= EVALUATES_MIN_FACTS and _readable(r["quote"])]
     return sorted(candidates, key=lambda r: (-score(r), r["paper"], r["page"] or 0, r["fact_id"]))

@@ -96,6 +96,18 @@ def test_evidence_prefers_facts_measured_on_the_same_gpu_and_a_similar_model_siz
     assert 5 not in [r["fact_id"] for r in ranked]  # figure axis labels are not a quote
 
 
+
+def test_a_finding_outranks_the_caption_of_a_plot_measured_on_the_same_setup():
+    base = {"technique": "chunked_prefill", "kind": "constraint", "parameter": "chunk_size", "value_num": None,
+            "verified": False, "names_technique": True, "environment": {}, "page": 9, "paper": "2401.00001"}
+    rows = [
+        {**base, "fact_id": 1, "quote": "(a) Mistral-7B on one L4 with a chunked prefill token budget of 256."},
+        {**base, "fact_id": 2, "quote": "Figure 7: Mistral-7B on one L4 GPU, chunked prefills, 4K token prompts."},
+        {**base, "fact_id": 3, "quote": "Chunked prefills give 3.5x higher capacity under a strict SLO for Mistral-7B."},
+    ]
+    ranked = rank_evidence(rows, _normalised(prompt_tokens=4096), _vllm())
+    assert [r["fact_id"] for r in ranked] == [3, 2, 1]
+
 @pytest.mark.django_db
 def test_evidence_quotes_the_facts_linked_to_the_technique_with_paper_and_page():
     paper = Paper.objects.create(arxiv_id="2401.00002", title="A chunking paper")
@@ -114,6 +126,8 @@ def test_evidence_quotes_the_facts_linked_to_the_technique_with_paper_and_page()
                                   "L4 GPU."}]
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("corpus-ingest")  # shares the corpus PDFs' embeddings with the other ingests
 @pytest.mark.django_db
 def test_qwen_7b_on_one_l4_with_4k_prompts_and_an_80ms_tpot_sla_shows_chunked_prefill_quoting_a_paper_that_evaluates_it(
         corpus_dir):
