@@ -12,6 +12,7 @@ import arxiv
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from ontology.search_index import index_paper
 from papers import arxiv_ids
 from papers.clients.arxiv import ArxivError, make_client, read_atom_file, search_pages
 from papers.links import github_repos
@@ -104,8 +105,8 @@ def entry_fields(result: arxiv.Result) -> tuple[str, dict]:
 
 
 def upsert_result(result: arxiv.Result) -> str:
-    """Store one arXiv entry, all of it or (EntryError) nothing. Returns "new", "updated" (a newer
-    version replaced the row) or "unchanged"."""
+    """Store and index one arXiv entry, all of it or (EntryError) nothing. Returns "new", "updated"
+    (a newer version replaced the row) or "unchanged"."""
     arxiv_id, fields = entry_fields(result)
     version = fields["version"]
     text = f"{_clean(result.summary)}\n{_clean(result.comment)}"
@@ -130,6 +131,7 @@ def upsert_result(result: arxiv.Result) -> str:
             record_event(stage="crawl", paper=paper, message=f"{was} replaced by arXiv metadata of v{version}")
         set_authors(paper, [_clean(author.name) for author in result.authors])
         link_code(paper, github_repos(text), PaperRepo.Source.ABSTRACT)
+        index_paper(paper)  # its title and abstract answer searches before any PDF is read
     return outcome
 
 

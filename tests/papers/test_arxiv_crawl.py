@@ -32,6 +32,15 @@ def test_a_search_is_read_page_by_page_and_stored(replay) -> None:
     assert paper.authors.count() >= 1 and paper.pdf_url.endswith("2204.08348v3")
 
 
+
+def test_a_crawled_paper_is_found_by_search_before_its_pdf_is_read(replay) -> None:
+    from ontology.selectors import hybrid_search
+
+    crawl_arxiv("testing", max_results=10, page_size=10)
+    paper = Paper.objects.get(arxiv_id="2204.08348")
+    assert paper.status == Paper.Status.NEW and not paper.sections.exists()
+    assert paper.arxiv_id in [hit["paper"] for hit in hybrid_search(paper.title, limit=5)]
+
 def test_requests_are_spaced_by_the_politeness_delay(replay) -> None:
     crawl_arxiv("testing", max_results=20, page_size=10)
     gap = replay.requests[1]["at"] - replay.requests[0]["at"]
