@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, PipelineEvent, Section
@@ -118,13 +119,14 @@ def paper_page(arxiv_id: str) -> Paper | None:
 
 
 def papers_new_since(since: datetime, limit: int = 20) -> list[Paper]:
-    """Papers arXiv published since `since`, newest first.
+    """Papers arXiv published, or a crawl first found, since `since`; the most recent of the two first.
 
-    The arXiv date is the only one that says a paper is new: every crawled paper has it, while the
-    seed list, the knowledge pack and uploaded PDFs create rows for papers of any age without it.
+    Rows the seed list, the knowledge pack or an upload created are never new by their own date: they
+    hold papers of any age, so only the arXiv date or a crawl's first sight (`first_crawled_at`) counts.
     """
-    papers = with_latest_score(Paper.objects.filter(published__gte=since))
-    return list(papers.order_by("-published", "arxiv_id")[:limit])
+    papers = with_latest_score(Paper.objects.filter(Q(published__gte=since) | Q(first_crawled_at__gte=since)))
+    return list(papers.annotate(new_at=Greatest("published", "first_crawled_at"))
+                .order_by("-new_at", "arxiv_id")[:limit])
 
 
 def top_scored_papers(limit: int = 10) -> list[Paper]:

@@ -51,6 +51,9 @@ class Paper(models.Model):
     failure_stage = models.CharField(max_length=40, blank=True)
     failure_reason = CleanTextField(blank=True)
     pdf_queued_at = models.DateTimeField(null=True, blank=True, help_text="when a download of the PDF was last queued")
+    first_crawled_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="when an arXiv crawl first stored this paper; empty for rows the seed list, the pack or an upload made")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import arxiv
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from ontology.search_index import index_paper
 from papers import arxiv_ids
@@ -118,7 +119,7 @@ def upsert_result(result: arxiv.Result) -> str:
         if paper is None:
             try:
                 with transaction.atomic():  # a savepoint: another worker may insert the same id first
-                    paper = Paper.objects.create(arxiv_id=arxiv_id, **fields)
+                    paper = Paper.objects.create(arxiv_id=arxiv_id, first_crawled_at=timezone.now(), **fields)
             except IntegrityError:
                 return "unchanged"
         else:
