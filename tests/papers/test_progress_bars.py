@@ -13,6 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from papers.models import Paper
+from tests.papers.pdfs import SERVING_TEXT, text_pdf
 
 
 @pytest.fixture
@@ -49,6 +50,24 @@ def test_a_long_command_draws_a_bar_on_a_terminal(terminal, monkeypatch, command
     bar = drawn()
     assert f"{label}: 100%" in bar and "3/3" in bar
 
+
+
+@pytest.mark.django_db
+def test_importing_a_folder_then_extracting_everything_draws_both_bars(terminal, monkeypatch, tmp_path,
+                                                                        settings) -> None:
+    settings.DATA_DIR = tmp_path / "data"
+    (tmp_path / "papers").mkdir()
+    for n in range(2):
+        text_pdf(tmp_path / "papers" / f"2401.0002{n}.pdf", SERVING_TEXT.replace("Sys", f"Sys{n}"),
+                 title=f"Sys{n}: fast serving")
+    tty, drawn = terminal
+    monkeypatch.setattr(sys, "stderr", tty)
+    call_command("import_pdfs", str(tmp_path / "papers"), "--no-llm", stdout=io.StringIO())
+    imported = drawn()
+    assert "import: 100%" in imported and "2/2" in imported
+    call_command("extract_papers", "--all", "--no-llm", stdout=io.StringIO())
+    extracted = drawn()
+    assert "extract: 100%" in extracted and "2/2" in extracted
 
 @pytest.mark.django_db
 def test_without_a_terminal_there_is_no_bar_only_lines(capsys) -> None:
