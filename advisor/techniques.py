@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import profiles
+from ontology.techniques import EVALUATES_MIN_FACTS
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +31,6 @@ SPECULATION_MAX_CONCURRENCY = 8
 DISAGGREGATION_MIN_GPUS = 2
 DISAGGREGATION_MIN_CONCURRENCY = 16
 EVIDENCE_PER_TECHNIQUE = 2
-# A paper "evaluates" a technique when this many of its facts use the technique's own words;
-# a single passing mention (related work) is not evidence of what the technique does.
-EVALUATES_MIN_FACTS = 2
 
 
 @dataclass(frozen=True)

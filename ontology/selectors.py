@@ -16,9 +16,9 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from ontology.embeddings import embed, embed_one
-from ontology.models import Entity, ExtractionRun, Fact, FactRevision, FactTechnique
+from ontology.models import Entity, ExtractionRun, Fact, FactKind, FactRevision, FactTechnique
 from ontology.query_terms import expand_query
-from ontology.techniques import techniques, techniques_in_text
+from ontology.techniques import EVALUATES_MIN_FACTS, paper_role, techniques, techniques_in_text
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
@@ -316,7 +316,7 @@ def paper_techniques(paper_id: int) -> list[str]:
     for link in (FactTechnique.objects.filter(fact__paper_id=paper_id).exclude(fact__status=Fact.Status.REJECTED)
                  .select_related("fact", "technique")):
         counts[link.technique.name] += link.technique.name in techniques_in_text(link.fact.quote)
-    return [name for name in techniques() if counts.get(name, 0) >= 2]
+    return [name for name in techniques() if counts.get(name, 0) >= EVALUATES_MIN_FACTS]
 
 
 def paper_model_sizes(paper_id: int) -> list[float]:
@@ -326,7 +326,9 @@ def paper_model_sizes(paper_id: int) -> list[float]:
 
 
 def technique_wiki(name: str) -> dict[str, Any] | None:
-    """A technique's wiki page: its description, and the papers and facts about it (by paper)."""
+    """A technique's wiki page: its description, and the papers about it (those that introduce it,
+    then those that evaluate it, then passing mentions), each with its facts and the trade-offs it
+    reports (effect, and the condition under which it holds)."""
     spec = techniques().get(name)
     if spec is None:
         return None
@@ -334,8 +336,12 @@ def technique_wiki(name: str) -> dict[str, Any] | None:
     by_paper: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_paper[row["paper"]].append(row)
-    return {"spec": spec, "facts_by_paper": dict(sorted(by_paper.items(), key=lambda kv: -len(kv[1]))),
-            "facts": len(rows)}
+    papers = [{"paper": paper, "role": paper_role([r["quote"] for r in facts if r["names_technique"]]),
+               "facts": facts, "trade_offs": [r for r in facts if r["kind"] == FactKind.TRADE_OFF and r["effect"]]}
+              for paper, facts in by_paper.items()]
+    order = {"introduces": 0, "evaluates": 1, "mentions": 2}
+    papers.sort(key=lambda p: (order[p["role"]], -len(p["facts"]), p["paper"]))
+    return {"spec": spec, "papers": papers, "facts": len(rows)}
 
 
 def technique_index() -> list[dict[str, Any]]:

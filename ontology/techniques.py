@@ -20,6 +20,20 @@ from ontology.vocabulary import canonical_parameter, parameter_specs
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "techniques.json"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# A paper "evaluates" a technique when this many of its facts use the technique's own words;
+# a single passing mention (related work) is not evidence of what the technique does.
+EVALUATES_MIN_FACTS = 2
+# A paper "introduces" a technique when it evaluates it and one of those facts presents it as its own.
+_INTRODUCES = re.compile(r"\b(?:we|this (?:paper|work)|our (?:system|approach|design))\s+(?:first\s+)?"
+                         r"(?:propose|introduce|present|design|develop|build|leverage)s?\b|\bnovel\b", re.IGNORECASE)
+
+
+def paper_role(quotes_naming_it: list[str]) -> str:
+    """"introduces", "evaluates" or "mentions": what a paper does with a technique, from the quotes of
+    its facts that use the technique's own words."""
+    if len(quotes_naming_it) < EVALUATES_MIN_FACTS:
+        return "mentions"
+    return "introduces" if any(_INTRODUCES.search(q) for q in quotes_naming_it) else "evaluates"
 
 
 class TechniqueSpec(BaseModel):

@@ -74,3 +74,32 @@ def test_a_saved_setup_makes_the_paper_page_compare_environments(web):
     assert "write the CUDA version as major.minor" in shown
     client.post("/setup/", {"clear": "1", "next": "/papers/2309.06180/"})
     assert "Save your setup to compare it" in client.get("/papers/2309.06180/").content.decode()
+
+
+def test_a_technique_page_says_which_papers_introduce_or_evaluate_it_and_the_trade_offs_they_report(web):
+    from ontology.services import store_facts
+    from papers.models import Paper
+
+    base = {"kind": "trade_off", "subject": "X", "parameter": "chunk_size", "value": None, "unit": None,
+            "page": 3, "confidence": 0.7, "extractor": "rules"}
+    own = Paper.objects.create(arxiv_id="2401.00021", title="A chunking system")
+    store_facts(own, [
+        {**base, "condition": "prompts longer than 4K tokens", "effect": "bounded decode stalls at a small prefill cost",
+         "quote": "We propose chunked prefills that split a long prompt across iterations."},
+        {**base, "page": 5, "condition": None, "effect": "flat time between tokens at a small throughput cost",
+         "quote": "Chunked prefills keep the time between tokens flat under load."},
+    ])
+    other = Paper.objects.create(arxiv_id="2401.00022", title="A comparison")
+    store_facts(other, [
+        {**base, "condition": None, "effect": "higher TTFT with small chunks",
+         "quote": "Chunked prefills with a small chunk size raise the time to first token."},
+        {**base, "page": 6, "condition": None, "effect": "no decode waits, at a small prefill cost",
+         "quote": "With chunked prefills the decode batch never waits for a long prompt."},
+    ])
+    body = _client(web).get("/techniques/chunked_prefill/").content.decode()
+    assert body.index("arXiv:2401.00021") < body.index("arXiv:2401.00022")  # the paper that introduces it first
+    own_card = body[body.index("arXiv:2401.00021"):body.index("arXiv:2401.00022")]
+    assert "introduces it" in own_card and "Reported trade-offs" in own_card
+    assert "bounded decode stalls at a small prefill cost" in own_card and "when prompts longer than 4K tokens" in own_card
+    other_card = body[body.index("arXiv:2401.00022"):]
+    assert "evaluates it" in other_card.split("</section>")[0] and "higher TTFT with small chunks" in other_card

@@ -87,3 +87,11 @@ def test_an_unknown_technique_from_a_person_is_refused_and_changes_nothing(paper
         set_fact_techniques(fact, editor, ["warp_drive"])
     assert fact_technique_names(fact) == ["paged_kv_cache"]
     assert not fact.revisions.filter(action="techniques").exists()
+
+
+def test_a_papers_role_comes_from_its_quotes_that_name_the_technique() -> None:
+    from ontology.techniques import paper_role
+
+    assert paper_role(["Chunked prefills lower TBT."]) == "mentions"  # one passing mention
+    assert paper_role(["Chunked prefills lower TBT.", "Chunked prefills cost little."]) == "evaluates"
+    assert paper_role(["In this paper we propose chunked prefills.", "Chunked prefills cost little."]) == "introduces"
