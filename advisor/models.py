@@ -1,10 +1,12 @@
-"""What the advisor keeps in the database: model specs read from the Hugging Face Hub.
+"""What the advisor keeps in the database: model specs read from the Hugging Face Hub, and each
+signed-in person's saved setup.
 
-Written by `advisor.hub` the first time a model outside the catalog is asked for, and again only when
-the Hub reports a new revision of the repo; read on every later request for that model.
+HubModel is written by `advisor.hub` the first time a model outside the catalog is asked for, and
+again only when the Hub reports a new revision of the repo; read on every later request for that model.
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -20,3 +22,15 @@ class HubModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.repo_id}@{self.revision[:12]}"
+
+
+class SavedSetup(models.Model):
+    """The hardware, engine, model and workload a signed-in person compares papers against
+    (advisor.applicability); kept with the account, so it follows them to any browser."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_setup")
+    setup = models.JSONField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"setup of {self.user}"

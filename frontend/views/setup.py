@@ -1,6 +1,7 @@
 """The saved setup (POST /setup/): a person's GPU, count, CUDA, engine and version, model and workload,
-kept in their session so every paper page can say whether the paper applies to it
-(advisor.applicability). Anonymous visitors can save one too; signing out forgets it."""
+so every paper page can say whether the paper applies to it (advisor.applicability). A signed-in
+person's setup is kept with their account (advisor.models.SavedSetup) and follows them to any
+browser; an anonymous visitor's lives in their session until it ends."""
 from __future__ import annotations
 
 import re
@@ -11,6 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
+
+from advisor.models import SavedSetup
 
 SESSION_KEY = "saved_setup"
 
@@ -34,7 +37,11 @@ class SetupForm(forms.Form):
 
 
 def saved_setup(request: HttpRequest) -> dict[str, Any] | None:
-    """The setup this visitor saved, or None."""
+    """The setup this visitor saved (with their account when signed in, else in the session), or None."""
+    if request.user.is_authenticated:
+        kept = SavedSetup.objects.filter(user=request.user).values_list("setup", flat=True).first()
+        if isinstance(kept, dict):
+            return kept
     setup = request.session.get(SESSION_KEY)
     return setup if isinstance(setup, dict) else None
 
@@ -46,10 +53,15 @@ def save_setup(request: HttpRequest) -> HttpResponse:
     back = target if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}) else "/"
     if request.POST.get("clear"):
         request.session.pop(SESSION_KEY, None)
+        if request.user.is_authenticated:
+            SavedSetup.objects.filter(user=request.user).delete()
         return redirect(back)
     form = SetupForm(request.POST)
     if form.is_valid():
-        request.session[SESSION_KEY] = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+        setup = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+        request.session[SESSION_KEY] = setup
+        if request.user.is_authenticated:
+            SavedSetup.objects.update_or_create(user=request.user, defaults={"setup": setup})
         return redirect(back + "#applies")
     request.session[f"{SESSION_KEY}_errors"] = {k: [str(e) for e in v] for k, v in form.errors.items()}
     return redirect(back + "#applies")

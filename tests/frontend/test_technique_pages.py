@@ -76,6 +76,18 @@ def test_a_saved_setup_makes_the_paper_page_compare_environments(web):
     assert "Save your setup to compare it" in client.get("/papers/2309.06180/").content.decode()
 
 
+def test_a_signed_in_persons_setup_follows_them_to_another_browser_and_signing_out_keeps_it(web):
+    name = next(iter(web.users))
+    laptop, phone = _client(web, name), _client(web, name)
+    laptop.post("/setup/", {"gpu": "L4", "gpu_count": "2", "cuda": "12.4", "next": "/papers/2309.06180/"})
+    assert "NVIDIA L4" in phone.get("/papers/2309.06180/").content.decode()
+    laptop.logout()
+    assert "Save your setup to compare it" in laptop.get("/papers/2309.06180/").content.decode()
+    assert "NVIDIA L4" in _client(web, name).get("/papers/2309.06180/").content.decode()
+    phone.post("/setup/", {"clear": "1", "next": "/papers/2309.06180/"})
+    assert "Save your setup to compare it" in _client(web, name).get("/papers/2309.06180/").content.decode()
+
+
 def test_a_technique_page_says_which_papers_introduce_or_evaluate_it_and_the_trade_offs_they_report(web):
     from ontology.services import store_facts
     from papers.models import Paper
