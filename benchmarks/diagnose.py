@@ -1,8 +1,9 @@
-"""`python -m benchmarks.diagnose [--split dev|heldout|both] [--reuse] [--keep]`: diagnose hit rate on symptom questions.
+"""`python -m benchmarks.diagnose [--split dev|heldout|both] [--pack] [--reuse] [--keep]`: diagnose hit rate on symptom questions.
 
-Run by hand or `make bench-diagnose`, never in tests. It builds a throw-away database, ingests every
-PDF of ../shared/corpus/pdfs (parse + rule extraction, no LLM, so the figure does not depend on a
-server), then asks each question of tests/data/diagnose_dev.json or diagnose_heldout.json and counts
+Run by hand or `make bench-diagnose`. It builds a throw-away database, ingests every PDF of
+../shared/corpus/pdfs (parse + rule extraction, no LLM, so the figure does not depend on a server)
+or, with `--pack`, loads what a fresh `make run` loads (the seed list and the shipped knowledge
+pack, no PDF), then asks each question of tests/data/diagnose_dev.json or diagnose_heldout.json and counts
 a hit when an expected paper is cited by the evidence of the top 3 findings. The development
 questions' unanswerable texts must come back with no findings. The stricter figure counts only the
 first quote of the first finding (a top-3 hit is easy on a corpus of a dozen papers). `--keep` then `--reuse` skips the
@@ -39,6 +40,20 @@ def ingest_corpus(pdfs: Path) -> int:
     return len(paths)
 
 
+def load_bundled() -> int:
+    """Load the seed list and the shipped knowledge pack, as `make run` does; returns the pack's papers."""
+    from django.core.management import call_command
+
+    from knowledge.pack import load_pack
+
+    with redirect_stdout(io.StringIO()):
+        call_command("load_seed", verbosity=0)
+    report = load_pack()
+    if report.errors:
+        raise SystemExit(f"the knowledge pack did not load: {report.errors[:3]}")
+    return report.papers_created + report.papers_changed + report.papers_unchanged
+
+
 def cited(result: dict) -> list[str]:
     return [e["paper"] for f in result["findings"][:TOP] for e in f["evidence"]]
 
@@ -66,14 +81,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.diagnose", description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both")
     parser.add_argument("--corpus", default=os.environ.get("INFRAWIKI_SHARED_DIR", str(ROOT.parent / "shared")))
+    parser.add_argument("--pack", action="store_true", help="the bundled knowledge instead of the corpus PDFs")
     parser.add_argument("--keep", action="store_true", help="keep the database for a later --reuse")
     parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting")
     parser.add_argument("--db-name", default="infrawiki_diagnose_bench")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each question's findings")
     args = parser.parse_args(argv)
     with throwaway_database(args.db_name, reuse=args.reuse, keep=args.keep):
-        if not args.reuse:
-            started = time.perf_counter()
+        started = time.perf_counter()
+        if args.pack and not args.reuse:
+            print(f"loaded the seed list and the pack's {load_bundled()} papers in "
+                  f"{time.perf_counter() - started:.0f} s", flush=True)
+        elif not args.reuse:
             count = ingest_corpus(Path(args.corpus) / "corpus" / "pdfs")
             print(f"ingested and extracted {count} corpus PDFs in {time.perf_counter() - started:.0f} s", flush=True)
         for split in (["dev", "heldout"] if args.split == "both" else [args.split]):

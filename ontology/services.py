@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ontology.extraction.grounding import merge_key
@@ -68,6 +69,12 @@ def _model_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 def _reviewed(fact: Fact) -> bool:
     return fact.status in REVIEWED or any(revision.user_id for revision in fact.revisions.all())
+
+
+def _reviewed_facts(paper) -> QuerySet[Fact]:
+    """The paper's facts a person has touched (the database-side test of `_reviewed`)."""
+    return (Fact.objects.filter(paper=paper)
+            .filter(Q(status__in=REVIEWED) | Q(revisions__user__isnull=False)).distinct())
 
 
 @transaction.atomic
@@ -157,8 +164,7 @@ def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict
     incoming_reviewed = status in REVIEWED or any(r.get("user") for r in revisions)
     fact = Fact.objects.filter(paper=paper, fingerprint=key).prefetch_related("revisions").first()
     if fact is None:
-        reviewed_here = [f for f in Fact.objects.filter(paper=paper).prefetch_related("revisions") if _reviewed(f)]
-        if any(merge_key(snapshot(f)) == merge_key(data) for f in reviewed_here):
+        if any(merge_key(snapshot(f)) == merge_key(data) for f in _reviewed_facts(paper)):
             return "kept", None
         fields["entity"] = entity_for(fields["subject"])
         fact = Fact.objects.create(paper=paper, fingerprint=key, status=status, **fields)
