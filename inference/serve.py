@@ -17,14 +17,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--device", default=default_device(), help="cpu or cuda[:N] (default: $INFRAWIKI_DEVICE or cpu)")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument("--quantization", default="auto", choices=QUANTIZATIONS,
+    p.add_argument("--dtype", default=Config.dtype, choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--quantization", default=Config.quantization, choices=QUANTIZATIONS,
                    help="int8: W8A8 projections on the CPU; auto: int8 where the CPU lacks native bf16 and --dtype is auto")
     p.add_argument("--block-size", type=int, default=Config.block_size)
     p.add_argument("--max-num-seqs", type=int, default=Config.max_num_seqs)
     p.add_argument("--max-num-batched-tokens", type=int, default=Config.max_num_batched_tokens)
     p.add_argument("--max-model-len", type=int, default=Config.max_model_len)
-    p.add_argument("--kv-cache-memory-gib", type=float, default=1.0)
+    p.add_argument("--kv-cache-memory-gib", type=float, default=Config.kv_cache_memory_gib)
     p.add_argument("--no-prefix-caching", action="store_true")
     p.add_argument("--no-fused-decode", action="store_true",
                    help="run decode steps through the Python layers instead of the compiled CPU loop")

@@ -54,7 +54,8 @@ class Pending:
 
 class EngineLoop:
     """Runs the engine on one thread, the only one that steps it or adds and aborts its sequences;
-    HTTP threads call only its tokenizer and grammar compiler and read its counts for /metrics."""
+    HTTP threads call only its tokenizer, grammar compiler and stop-token check (each reads, none
+    changes engine state) and read its counts for /metrics."""
 
     def __init__(self, engine: LLMEngine) -> None:
         self.engine = engine

@@ -162,7 +162,7 @@ def pipeline_status() -> dict[str, Any]:
         "downloaded": (here.count(), waiting_pdfs, "download"),
         "parsed": (here.filter(status__in=READ_STATUSES).count(), by_status.get("downloaded", 0), "parse"),
         "extracted": (by_status.get("extracted", 0),
-                      sum(by_status.get(s, 0) for s in ("parsed", "extracting", "waiting")), "extract"),
+                      sum(by_status.get(s, 0) for s in READ_STATUSES if s != Paper.Status.EXTRACTED), "extract"),
         "scored": (scored, max(0, total - scored), "score"),
     }
     rates = _stage_rates(now - RATE_WINDOW)

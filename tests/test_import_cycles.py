@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-PACKAGES = ("advisor", "benchmarks", "frontend", "inference", "infrawiki", "ontology", "papers")
+PACKAGES = ("advisor", "benchmarks", "frontend", "inference", "infrawiki", "knowledge", "ontology", "papers")
 
 
 def module_name(path: Path) -> str:

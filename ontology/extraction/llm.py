@@ -62,22 +62,14 @@ def knob_names() -> list[str]:
 
 @cache
 def answer_schema() -> dict:
-    """JSON schema for guided decoding: the parameter is one of the catalogue's knobs.
+    """JSON schema for guided decoding: LlmAnswer's own schema, with the parameter narrowed to one
+    of the catalogue's knobs.
 
     One schema for every request, so the server compiles its grammar once and reuses it.
     """
-    names = knob_names()
-    return {
-        "type": "object",
-        "properties": {
-            "is_trade_off": {"type": "boolean"},
-            "parameter": {"type": "string", "enum": names},
-            "improves": {"type": "string", "maxLength": MAX_METRIC_CHARS},
-            "worsens": {"type": "string", "maxLength": MAX_METRIC_CHARS},
-        },
-        "required": ["is_trade_off", "parameter", "improves", "worsens"],
-        "additionalProperties": False,
-    }
+    schema = LlmAnswer.model_json_schema()
+    schema["properties"]["parameter"] = {"type": "string", "enum": knob_names()}
+    return schema
 
 
 class LlmClient:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
@@ -17,17 +18,26 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from ontology import gpus
 from papers.clients.github import GithubClient, GithubError, GithubResponse, RateLimited
 from papers.links import arxiv_ids
 from papers.models import CodeRepo, Paper, PaperRepo
 from papers.services.events import record_event
 
-# Issue titles/bodies that show people run the code for real: memory blow-ups and datacenter GPUs.
-SIGNAL = re.compile(
-    r"out of memory|\bOOM\b|CUDA error|\b(?:A100|H100|H200|H800|A800|L40S?|A10G|V100|MI300X?)\b|in production",
-    re.IGNORECASE,
-)
+# The issue search's query (GitHub's search syntax, so a few words, not the whole vocabulary).
 SIGNAL_QUERY = '"out of memory" OR OOM OR A100 OR H100'
+
+
+@cache
+def _signal() -> re.Pattern[str]:
+    """Issue titles/bodies that show people run the code for real: memory blow-ups, CUDA errors,
+    production, or a GPU model of the one vocabulary (ontology.gpus)."""
+    gpu = rf"(?<![A-Za-z0-9]){gpus.vocabulary().pattern()}(?![A-Za-z0-9])"
+    return re.compile(rf"out of memory|\bOOM\b|CUDA error|{gpu}|in production", re.IGNORECASE)
+
+
+def _signal_word(text: str) -> str:
+    return gpus.vocabulary().canonical(text) or ("OOM" if text.upper() == "OOM" else text.lower())
 
 
 @dataclass
@@ -64,8 +74,7 @@ def signals_from_issues(items: list[dict]) -> list[dict]:
     signals = []
     for item in items:
         text = f"{item.get('title', '')}\n{item.get('body') or ''}"
-        matched = sorted({m.group(0).upper() if len(m.group(0)) < 6 else m.group(0).lower()
-                          for m in SIGNAL.finditer(text)})
+        matched = sorted({_signal_word(m.group(0)) for m in _signal().finditer(text)})
         if matched:
             signals.append({"title": item.get("title", ""), "url": item.get("html_url", ""),
                             "state": item.get("state", ""), "created_at": item.get("created_at", ""),

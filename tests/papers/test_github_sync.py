@@ -46,10 +46,12 @@ def test_issues_that_mention_memory_blowups_or_datacenter_gpus_are_signals() -> 
         {"title": "CUDA out of memory on A100 with long prompts", "html_url": "u1", "state": "open"},
         {"title": "Typo in README", "body": "fix", "html_url": "u2", "state": "closed"},
         {"title": "Crash", "body": "OOM killed when serving in production", "html_url": "u3", "state": "open"},
+        {"title": "Slow on an nvidia rtx4090", "html_url": "u4", "state": "open"},  # any GPU of the vocabulary
     ]
     signals = signals_from_issues(items)
-    assert [s["url"] for s in signals] == ["u1", "u3"]
+    assert [s["url"] for s in signals] == ["u1", "u3", "u4"]
     assert {"A100", "out of memory"} <= set(signals[0]["matched"])
+    assert signals[2]["matched"] == ["RTX 4090"]
 
 
 def test_a_missing_repository_is_recorded_and_stored_data_is_kept(github_replay) -> None:
