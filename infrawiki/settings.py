@@ -54,6 +54,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "infrawiki.body_limit.BodySizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -114,6 +115,9 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = DATA_DIR / "media"
+# Form and JSON bodies (an advisor request is a few hundred bytes); an uploaded PDF may add PDF_MAX_BYTES
+# (infrawiki/body_limit.py). `advise --request` reads files up to the same size.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 # Vectors already computed, by model and text (ontology/embedding_cache.py); empty switches it off.
 EMBEDDING_CACHE = env_str("EMBEDDING_CACHE", str(DATA_DIR / "embedding-cache.sqlite3"))
 LOGIN_URL = "/login/"  # the site's own page: the admin login admits staff only

@@ -108,3 +108,11 @@ def test_the_command_flags_are_the_request_models_fields():
     assert code == 0
     assert answer["input"]["workload"]["shared_prefix_tokens"] == 1024
     assert answer["input"]["workload"]["request_rate"] == 2.5
+
+
+def test_a_request_file_over_the_body_limit_is_an_input_error_with_exit_2(tmp_path, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps({**REQUEST, "pad": "x" * 4096}))
+    answer, code = advise("--request", str(path))
+    assert code == 2 and "longer than 2,048 characters" in answer["error"] and answer["hint"]

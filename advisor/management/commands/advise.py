@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from advisor.profiles import engine_names
@@ -56,7 +57,15 @@ class Command(BaseCommand):
     def _request(self, opts: dict[str, Any]) -> dict[str, Any]:
         raw: dict[str, Any] = {}
         if opts["request"]:
-            text = sys.stdin.read() if opts["request"] == "-" else Path(opts["request"]).read_text(encoding="utf-8")
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            if opts["request"] == "-":
+                text = sys.stdin.read(limit + 1)
+            else:
+                with Path(opts["request"]).open(encoding="utf-8") as file:
+                    text = file.read(limit + 1)
+            if len(text) > limit:
+                raise AdvisorInputError(f"the request is longer than {limit:,} characters",
+                                        "an advisor request is a flat object of a few fields")
             try:
                 parsed = json.loads(text)
             except ValueError as exc:
