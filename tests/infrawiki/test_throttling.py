@@ -76,6 +76,14 @@ def test_failed_logins_are_counted_per_client_whatever_accounts_it_tries(setting
                                                ).status_code == 302
 
 
+def test_the_token_endpoint_counts_failures_per_client_whatever_accounts_it_tries():
+    client = APIClient()
+    for n in range(6):
+        response = client.post("/api/auth/token/", {"username": f"user-{n}", "password": "x"}, format="json")
+        assert response.status_code == 400
+    assert _token(client, "owner-pw-2026").status_code == 429
+    assert _token(APIClient(REMOTE_ADDR="10.5.0.1"), "owner-pw-2026").status_code == 200
+
 def test_the_login_form_locks_an_account_after_repeated_wrong_passwords():
     for n in range(4):
         Client(REMOTE_ADDR=f"10.3.0.{n}").post("/login/", {"username": "owner", "password": f"guess-{n}"})

@@ -85,3 +85,21 @@ def test_the_conflict_waits_on_the_review_page_and_in_the_admin(tmp_path, data_d
     assert "PDFs held apart" in page and f"/papers/{other.arxiv_id}/" in page and f"arXiv:{VLLM}" in page
     listing = admin_client.get("/admin/papers/identityconflict/").content.decode()
     assert "Garden Irrigation" in listing and "not the stored title" in listing
+
+
+def test_an_old_style_id_works_in_every_command_page_and_api_route(tmp_path, data_dir, db, capsys) -> None:
+    import json
+
+    old = "astro-ph/0601001"
+    path = text_pdf(tmp_path / "old.pdf", SERVING_TEXT, title="Sys: fast serving")
+    call_command("ingest_pdf", str(path), "--arxiv-id", old, "--json")
+    assert json.loads(capsys.readouterr().out)["paper"]["arxiv_id"] == old
+    for command in (["extract_papers", old, "--no-llm"], ["score_papers"], ["reindex_search"]):
+        call_command(*command)
+    assert "error" not in capsys.readouterr().err.lower()
+    call_command("search", "Sys fast serving", "--json")
+    assert old in [hit["paper"] for hit in json.loads(capsys.readouterr().out)["results"]]
+    client = Client()
+    for url in (f"/papers/{old}/", f"/api/papers/{old}/", "/papers/", "/"):
+        assert client.get(url).status_code == 200, url
+    assert Paper.objects.get(arxiv_id=old).facts.exists()
