@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from frontend.forms import FactEditForm
+from frontend.views.next_url import next_url
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
@@ -60,10 +61,8 @@ def fact_page(request: HttpRequest, fact_id: int) -> HttpResponse:
 
 
 def _back(request: HttpRequest, fallback: str) -> HttpResponse:
-    target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        return redirect(target)
-    return redirect(fallback)
+    """Back to the posted `next` page, else to the view named `fallback`."""
+    return HttpResponseRedirect(next_url(request, reverse(fallback)))
 
 
 @require_POST

@@ -8,12 +8,11 @@ import re
 from typing import Any
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.views.decorators.http import require_POST
 
 from advisor.models import SavedSetup
+from frontend.views.next_url import next_url
 
 SESSION_KEY = "saved_setup"
 
@@ -49,19 +48,18 @@ def saved_setup(request: HttpRequest) -> dict[str, Any] | None:
 @require_POST
 def save_setup(request: HttpRequest) -> HttpResponse:
     """Save (or with `clear`, forget) the visitor's setup, then go back to the page they came from."""
-    target = request.POST.get("next", "")
-    back = target if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}) else "/"
+    back = next_url(request, "/")
     if request.POST.get("clear"):
         request.session.pop(SESSION_KEY, None)
         if request.user.is_authenticated:
             SavedSetup.objects.filter(user=request.user).delete()
-        return redirect(back)
+        return HttpResponseRedirect(back)
     form = SetupForm(request.POST)
     if form.is_valid():
         setup = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
         request.session[SESSION_KEY] = setup
         if request.user.is_authenticated:
             SavedSetup.objects.update_or_create(user=request.user, defaults={"setup": setup})
-        return redirect(back + "#applies")
+        return HttpResponseRedirect(back + "#applies")
     request.session[f"{SESSION_KEY}_errors"] = {k: [str(e) for e in v] for k, v in form.errors.items()}
-    return redirect(back + "#applies")
+    return HttpResponseRedirect(back + "#applies")

@@ -29,6 +29,13 @@ def test_an_editor_verifies_a_fact_from_the_queue_and_returns_to_it(client, web)
     assert (revision.action, revision.actor) == ("verify", "editor")
 
 
+@pytest.mark.parametrize("target", ["0", "frontend:review", "//evil.example/x", "https://evil.example/"])
+def test_a_next_that_is_not_a_page_of_this_site_never_becomes_a_server_error_or_a_way_out(client, web, target):
+    login(client, web, "editor")
+    response = client.post(f"/facts/{web.facts['gpu'].id}/verify/", {"next": target})
+    assert response.status_code == 302
+    assert response["Location"] in (target, "/review/") and "evil" not in response["Location"]
+
 def test_an_editor_rejects_a_fact_and_it_leaves_the_paper_page(client, web):
     login(client, web, "editor")
     fact = web.facts["hostile"]
