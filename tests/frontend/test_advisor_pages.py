@@ -60,3 +60,27 @@ def test_a_page_where_no_option_meets_the_sla_says_so_instead_of_success(client)
 def test_a_page_that_meets_the_sla_says_so(client):
     html = client.get("/advisor/result/", {**QUERY, "p95_latency_ms": "600000"}).content.decode()
     assert "A setup that meets the SLA was found." in html and "Best:" in html
+
+
+def test_the_result_shows_each_technique_on_or_off_with_the_quotes_behind_it(client):
+    from ontology.services import store_facts
+    from papers.models import Paper
+
+    paper = Paper.objects.create(arxiv_id="2401.00031", title="A chunking paper")
+    quotes = ["Chunked prefills keep the time between tokens flat for 4K-token prompts on an L4 GPU.",
+              "With chunked prefills a long prompt never stalls the decodes of a 7B model."]
+    store_facts(paper, [{"kind": "trade_off", "subject": "X", "parameter": "chunk_size", "value": None, "unit": None,
+                         "condition": None, "effect": "flat time between tokens at a small prefill cost",
+                         "page": 4 + n, "confidence": 0.7, "extractor": "rules", "quote": quote}
+                        for n, quote in enumerate(quotes)])
+    html = client.get("/advisor/result/", {"gpu": "L4", "gpu_count": "1", "model": "Qwen/Qwen2.5-7B-Instruct",
+                                           "prompt_tokens": "4096", "output_tokens": "256", "concurrency": "8",
+                                           "p95_tpot_ms": "80"}).content.decode()
+    items = []  # (badge, text) of each recommendation's chunked-prefill line
+    for match in re.finditer(r'<li><span class="badge[^"]*">(on|off|suggested)</span>\s*<a href="/techniques/chunked_prefill/"'
+                             r"(.*?)</li>", html, re.DOTALL):
+        items.append((match.group(1), match.group(2)))
+    assert items and any(badge == "on" for badge, _ in items)  # long prompts under a TPOT SLA turn it on
+    shown = [text for badge, text in items if badge == "on"][0]
+    assert any(quote in shown for quote in quotes) and "arXiv:2401.00031" in shown
+    assert re.search(r"p\.[45]\b", shown)
