@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from ontology.embeddings import embed, embed_one
+from ontology.extraction.text import is_soup
 from ontology.models import Entity, ExtractionRun, Fact, FactKind, FactRevision, FactTechnique
 from ontology.query_terms import expand_query
 from ontology.techniques import EVALUATES_MIN_FACTS, paper_role, techniques, techniques_in_text
@@ -325,6 +326,18 @@ def paper_model_sizes(paper_id: int) -> list[float]:
                    .values_list("value_num", flat=True) if v})
 
 
+def _reported_trade_offs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The trade-off facts among `rows` with a readable effect, one per distinct effect."""
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        effect = (row["effect"] or "").strip()
+        if row["kind"] == FactKind.TRADE_OFF and effect and not is_soup(effect) and effect.lower() not in seen:
+            seen.add(effect.lower())
+            out.append(row)
+    return out
+
+
 def technique_wiki(name: str) -> dict[str, Any] | None:
     """A technique's wiki page: its description, and the papers about it (those that introduce it,
     then those that evaluate it, then passing mentions), each with its facts and the trade-offs it
@@ -337,8 +350,7 @@ def technique_wiki(name: str) -> dict[str, Any] | None:
     for row in rows:
         by_paper[row["paper"]].append(row)
     papers = [{"paper": paper, "role": paper_role([r["quote"] for r in facts if r["names_technique"]]),
-               "facts": facts, "trade_offs": [r for r in facts if r["kind"] == FactKind.TRADE_OFF and r["effect"]]}
-              for paper, facts in by_paper.items()]
+               "facts": facts, "trade_offs": _reported_trade_offs(facts)} for paper, facts in by_paper.items()]
     order = {"introduces": 0, "evaluates": 1, "mentions": 2}
     papers.sort(key=lambda p: (order[p["role"]], -len(p["facts"]), p["paper"]))
     return {"spec": spec, "papers": papers, "facts": len(rows)}
