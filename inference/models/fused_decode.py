@@ -8,12 +8,18 @@ plain loops. Prefill and mixed steps and CUDA keep the Python reference path, wh
 definition of the numerics: tests/inference/test_fused_decode.py compares the two.
 
 The extension is compiled on first use with torch's cpp_extension (a C++ compiler and ninja; ~35 s
-with g++ 12, then cached per CPU, since it is built for the CPU it runs on). If it cannot be built, the engine says
-why once and keeps the reference path.
+with g++ 12, then cached per CPU, since it is built for the CPU it runs on) in the engine's cache
+folder (`extensions/`). If it cannot be built, the engine says why once and keeps the reference path.
+
+Builders take turns on an flock of their own, which the kernel drops when a builder dies. torch's
+own lock file (FileBaton: a file that exists while a build runs) survives a builder killed mid-build,
+and every later build would then wait for it forever; under the flock, such a file can only be stale,
+so it is removed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
@@ -27,6 +33,7 @@ import torch
 
 from inference.layers.attention import AttentionMetadata
 from inference.layers.linear import Linear
+from inference.loader.default_model import cache_dir
 from inference.models.decoder import DecoderForCausalLM
 
 log = logging.getLogger(__name__)
@@ -56,10 +63,16 @@ def load_extension() -> tuple[Any | None, str]:
         return _unavailable("no C++ compiler on PATH (set CXX or install g++)")
     from torch.utils import cpp_extension
 
+    name = f"inference_decode_layers_{_cpu_signature()}"
+    build = cache_dir() / "extensions" / name
     try:
-        module = cpp_extension.load(
-            name=f"inference_decode_layers_{_cpu_signature()}", sources=[str(SOURCE)],
-            extra_cflags=["-O3", "-march=native", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+        build.mkdir(parents=True, exist_ok=True)
+        with open(build / "build.flock", "w") as turn:
+            fcntl.flock(turn, fcntl.LOCK_EX)
+            (build / "lock").unlink(missing_ok=True)  # torch's FileBaton, left by a builder that was killed
+            module = cpp_extension.load(
+                name=name, sources=[str(SOURCE)], build_directory=str(build),
+                extra_cflags=["-O3", "-march=native", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
     except Exception as exc:  # a compiler error is long; its last line says what failed
         last = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
         return _unavailable(f"building {SOURCE.name} failed: {last[0]}")

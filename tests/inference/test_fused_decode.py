@@ -8,12 +8,15 @@ decode-only steps take the compiled loop, and a missing compiler keeps the Pytho
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 
 from inference import LLM, SamplingParams
 from inference.layers.linear import int8_available
 from inference.models import fused_decode
+from tests.conftest import ROOT
 
 
 def generate_keeping_logits(llm: LLM, prompts: list[list[int]], max_tokens: int):
@@ -87,3 +90,18 @@ def test_only_decode_only_steps_take_the_extension(tiny_model_dir):
     llm.generate([[5, 6], list(range(1, 40))], SamplingParams(max_tokens=6, temperature=0, ignore_eos=True))
     assert 0 < sum(decode_only) < len(decode_only)  # the workload really mixed both kinds of step
     assert runner.model.fused_decoder.steps == sum(decode_only)
+
+
+def test_a_build_killed_mid_way_does_not_make_the_next_engine_start_wait_forever():
+    """torch's lock file survives a builder that was killed; the next build must not wait on it."""
+    module, reason = fused_decode.load_extension()
+    assert module is not None, reason
+    name = f"inference_decode_layers_{fused_decode._cpu_signature()}"
+    stale = fused_decode.cache_dir() / "extensions" / name / "lock"
+    stale.write_text("")  # what `kill` during a build leaves behind
+    probe = ("from inference.models import fused_decode\n"
+             "module, reason = fused_decode.load_extension()\n"
+             "assert module is not None, reason\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not stale.exists()
