@@ -11,7 +11,8 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.html import escape
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -40,6 +41,15 @@ def error_body(error: str, detail: Any = None, hint: str | None = None) -> dict[
     if hint:
         body["hint"] = hint
     return body
+
+
+def refusal(request: HttpRequest, status: int, error: str, hint: str, heading: str) -> HttpResponse:
+    """A request refused before any view runs (by middleware): the API's error document under
+    /api/, a plain page with `heading` and `hint` elsewhere."""
+    if request.path_info.startswith("/api/"):
+        return JsonResponse(error_body(error, hint=hint), status=status)
+    return HttpResponse(f"<!doctype html><title>{heading}</title><h1>{heading}</h1><p>{escape(hint)}</p>",
+                        status=status)
 
 
 def _advisor_input_error(exc: Exception) -> Response | None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
-from infrawiki.api_errors import error_body
+from infrawiki.api_errors import refusal
 
 
 def body_limit(request: HttpRequest) -> int:
@@ -36,8 +36,5 @@ class BodySizeLimitMiddleware:
         limit = body_limit(request)
         if length <= limit:
             return self.get_response(request)
-        message = f"The request body is {length:,} bytes; at most {limit:,} are accepted here."
-        if request.path_info.startswith("/api/"):
-            return JsonResponse(error_body("request body too large", hint=message), status=413)
-        return HttpResponse(f"<!doctype html><title>Too large</title><h1>Request too large</h1><p>{message}</p>",
-                            status=413)
+        return refusal(request, 413, "request body too large", heading="Request too large",
+                       hint=f"The request body is {length:,} bytes; at most {limit:,} are accepted here.")

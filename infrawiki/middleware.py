@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
-from infrawiki.api_errors import error_body
+from infrawiki.api_errors import refusal
 
 
 def _has_nul(request: HttpRequest) -> bool:
@@ -39,9 +39,6 @@ class RejectNulMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if _has_nul(request):
-            message = "The request contains a NUL character (%00 or \\u0000); remove it and send it again."
-            if request.path_info.startswith("/api/"):
-                return JsonResponse(error_body("malformed request", hint=message), status=400)
-            return HttpResponseBadRequest(f"<!doctype html><title>Bad request</title><h1>Bad request</h1>"
-                                          f"<p>{message}</p>")
+            return refusal(request, 400, "malformed request", heading="Bad request",
+                           hint="The request contains a NUL character (%00 or \\u0000); remove it and send it again.")
         return self.get_response(request)
