@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +26,6 @@ log = logging.getLogger(__name__)
 
 MAX_ROWS = 1_000_000  # about 1.6 GB of 384-dim float32 vectors
 _SCHEMA = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)"
-_LOCK = threading.Lock()
 
 
 class EmbeddingCache:
@@ -89,7 +87,7 @@ class EmbeddingCache:
             return
         rows = [(self.key(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors, strict=True)]
         try:
-            with _LOCK, conn:
+            with conn:
                 conn.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
                 # rowids only grow (a replaced row gets a new one), so the oldest are the lowest
                 conn.execute("DELETE FROM vectors WHERE rowid <= (SELECT MAX(rowid) FROM vectors) - ?", (MAX_ROWS,))
