@@ -53,6 +53,10 @@ class GpuVocabulary:
         models = "(?:" + "|".join(r"\s?".join(map(re.escape, n.split(" "))) for n in names) + ")"
         return rf"(?:{self.brand_pattern()}[\s-]+){{0,2}}{models}" if with_brand else models
 
+    def word_pattern(self) -> str:
+        """`pattern()` standing as a whole word: no letter or digit right before or after it."""
+        return rf"(?<![A-Za-z0-9]){self.pattern()}(?![A-Za-z0-9])"
+
     def brand_pattern(self) -> str:
         """A non-capturing regex matching one brand word ("NVIDIA", "Tesla", "GeForce", "AMD")."""
         return "(?:" + "|".join(map(re.escape, self.brands)) + ")"
@@ -82,7 +86,7 @@ def _by_key(vocabulary: GpuVocabulary) -> dict[str, str]:
 
 @cache
 def _compiled(vocabulary: GpuVocabulary) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9]){vocabulary.pattern()}(?![A-Za-z0-9])")
+    return re.compile(vocabulary.word_pattern())
 
 
 def _fail(message: str) -> GpuVocabularyError:
