@@ -57,9 +57,10 @@ def save_setup(request: HttpRequest) -> HttpResponse:
     form = SetupForm(request.POST)
     if form.is_valid():
         setup = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
-        request.session[SESSION_KEY] = setup
         if request.user.is_authenticated:
             SavedSetup.objects.update_or_create(user=request.user, defaults={"setup": setup})
+        else:
+            request.session[SESSION_KEY] = setup
         return HttpResponseRedirect(back + "#applies")
     request.session[f"{SESSION_KEY}_errors"] = {k: [str(e) for e in v] for k, v in form.errors.items()}
     return HttpResponseRedirect(back + "#applies")
