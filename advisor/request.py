@@ -155,7 +155,7 @@ class FlagsIn(BaseModel):
 class AdviceRequest(BaseModel):
     """The advisor request of DESIGN.md. Only `gpu` and `model` are required."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"examples": [{
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False, json_schema_extra={"examples": [{
         "gpu": "A100-SXM4-40GB", "gpu_count": 1, "cuda": "12.2", "model": "meta-llama/Llama-3.1-8B-Instruct",
         "workload": {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}, "sla": {"p95_latency_ms": 8000}}]})
 
@@ -167,8 +167,14 @@ class AdviceRequest(BaseModel):
         default=None, examples=["12.4"], description="the CUDA version the driver supports ('CUDA Version' in nvidia-smi)",
         json_schema_extra={"x-error": "is not a CUDA version", "x-hint": "give the 'CUDA Version' nvidia-smi prints, e.g. \"12.2\""})
     model: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] = Field(
-        examples=["meta-llama/Llama-3.1-8B-Instruct"], description="Hugging Face model id",
+        examples=["meta-llama/Llama-3.1-8B-Instruct"],
+        description="Hugging Face model id, or the path of a local model folder or its config.json",
         json_schema_extra={"x-hint": 'give a Hugging Face model id, e.g. "model": "meta-llama/Llama-3.1-8B-Instruct"'})
+    # `model_config` is pydantic's own attribute name, hence the alias
+    hf_config: dict[str, Any] | None = Field(
+        default=None, alias="model_config", examples=[{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}],
+        description="the model's config.json as an object, for a model neither the catalog nor the Hub can give "
+                    "(a private or air-gapped checkpoint); `model` then names it")
     engine: Annotated[str, StringConstraints(strip_whitespace=True, max_length=40)] | None = Field(
         default=None, examples=["vllm"], description="engine to use (null: let the advisor choose)")
     engine_version: Annotated[str, StringConstraints(strip_whitespace=True, max_length=40,

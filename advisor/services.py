@@ -189,9 +189,11 @@ def _search(req: Request) -> tuple[Plan, list[tuple[Option, Estimate]]]:
     return plan, _distinct(ranked)
 
 
-def recommend(raw: dict[str, Any]) -> dict[str, Any]:
-    """Answer one advisor request; raises AdvisorInputError for input a person must fix."""
-    req = parse_request(raw)
+def recommend(raw: dict[str, Any], *, any_path: bool = False) -> dict[str, Any]:
+    """Answer one advisor request; raises AdvisorInputError for input a person must fix.
+
+    `any_path`: see advisor.validation.parse_request (True for the CLI only)."""
+    req = parse_request(raw, any_path=any_path)
     plan, chosen = _search(req)
     literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []
     recommendations = [_recommendation(req, opt, est, literature) for opt, est in chosen]

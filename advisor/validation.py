@@ -8,11 +8,12 @@ error as {"error", "hint"} and exits 2, the API answers HTTP 400.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from advisor import hub
+from advisor import hub, local_models
 from advisor.catalog import Gpu, closest_gpu_names, resolve_gpu
 from advisor.model_specs import ModelSpec, catalog_model, closest_model_ids, derived_model, spec_from_config
 from advisor.profiles import engine_id, engine_names, profile
@@ -160,14 +161,42 @@ def _gpu(name: str) -> Gpu:
     return gpu
 
 
-def _model(model_id: str) -> tuple[ModelSpec, list[str]]:
-    """The catalog's spec, else the Hugging Face Hub's (cached), else a derived catalog checkpoint."""
+def _server_model_dirs() -> list[Path]:
+    from django.conf import settings  # noqa: PLC0415 - the advisor core runs without Django too
+
+    return [Path(p) for p in getattr(settings, "ADVISOR_MODEL_DIRS", [])]
+
+
+def _from_config(model_id: str, config: dict[str, Any], parameters: dict[str, int], source: str,
+                 ) -> tuple[ModelSpec, list[str]]:
+    try:
+        return spec_from_config(model_id, config, parameters, source)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise AdvisorInputError(f"the config.json of '{model_id}' lacks what sizing needs ({exc})",
+                                "closest known ids: " + ", ".join(closest_model_ids(model_id))) from None
+
+
+def _model(model_id: str, given: dict[str, Any] | None, any_path: bool) -> tuple[ModelSpec, list[str]]:
+    """The request's own config, a local path, the catalog's spec, the Hugging Face Hub's (cached),
+    aiconfigurator-core's bundled config when the Hub is unreachable, else a derived catalog checkpoint."""
+    try:
+        if given is not None:
+            return _from_config(model_id, local_models.request_config(given), {}, '"model_config" in the request')
+        if local_models.is_path(model_id):
+            config, source = local_models.read_path(model_id, None if any_path else _server_model_dirs())
+            return _from_config(model_id, config, {}, source)
+    except local_models.LocalConfigError as exc:
+        raise AdvisorInputError(str(exc), exc.hint) from None
     exact = catalog_model(model_id)
     if exact is not None:
         return exact, []
     try:
         card = hub.model_card(model_id)
     except hub.HubUnavailable as exc:
+        bundled = local_models.bundled_config(model_id) if exc.reason == "offline" else None
+        if bundled is not None:
+            spec, notes = _from_config(model_id, bundled[0], {}, bundled[1])
+            return spec, [*notes, f"{exc.detail}: the config.json bundled with {bundled[1]} answered"]
         derived, warnings = derived_model(model_id)
         if derived is not None:
             return derived, [*warnings, f"{exc.detail}: the shape is borrowed, not read"]
@@ -175,13 +204,9 @@ def _model(model_id: str) -> tuple[ModelSpec, list[str]]:
         if exc.reason == "gated":
             hint = "set HF_TOKEN to a token with access to the repo, or use one of the " + hint
         elif exc.reason == "offline":
-            hint = "set HF_ENDPOINT to a reachable Hub or mirror, or use one of the " + hint
+            hint = f"set HF_ENDPOINT to a reachable Hub or mirror, {local_models.ROUTES}, or use one of the " + hint
         raise AdvisorInputError(f"unknown model '{model_id}': it is not in the catalog and {exc.detail}", hint) from None
-    try:
-        return spec_from_config(model_id, card.config, card.parameters, card.source)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-        raise AdvisorInputError(f"the config.json of '{model_id}' lacks what sizing needs ({exc})",
-                                "closest known ids: " + ", ".join(closest_model_ids(model_id))) from None
+    return _from_config(model_id, card.config, card.parameters, card.source)
 
 
 def _engine(name: str | None, version: str | None) -> tuple[str | None, str | None, list[str]]:
@@ -229,14 +254,17 @@ def _flags(given: FlagsIn, gpu_count: int) -> dict[str, Any]:
     return flags
 
 
-def parse_request(raw: Any) -> Request:
-    """Validate and normalise; raises AdvisorInputError on anything a person must fix."""
+def parse_request(raw: Any, *, any_path: bool = False) -> Request:
+    """Validate and normalise; raises AdvisorInputError on anything a person must fix.
+
+    `any_path`: a model path may name any folder on this machine (the CLI, run by the model's owner);
+    otherwise only folders below ADVISOR_MODEL_DIRS (the web form and the API)."""
     try:
         checked = AdviceRequest.model_validate(raw)
     except ValidationError as exc:
         raise _input_error(exc) from None
     gpu = _gpu(checked.gpu)
-    model, model_warnings = _model(checked.model)
+    model, model_warnings = _model(checked.model, checked.hf_config, any_path)
     engine, version, engine_warnings = _engine(checked.engine, checked.engine_version)
     workload, workload_notes = _workload(checked.workload)
     return Request(

@@ -5,11 +5,13 @@ its own validation is only about shapes (numbers are numbers), the advisor judge
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 from django.conf import settings
 
+from advisor.local_models import MAX_CONFIG_BYTES as MAX_CONFIG_CHARS
 from advisor.profiles import engine_names, profile
 from advisor.request import openapi_schema
 
@@ -53,7 +55,13 @@ class AdvisorForm(forms.Form):
     gpu = _text("GPU", "gpu", required=True, help_text="e.g. A100-SXM4-40GB, L4, H100 80GB")
     gpu_count = _int("Number of GPUs", None, "gpu_count", required=True, initial=1)
     cuda = _text("CUDA version the driver supports", "cuda", help_text="as nvidia-smi shows it, e.g. 12.1")
-    model = _text("Model", "model", required=True, help_text="Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct")
+    model = _text("Model", "model", required=True,
+                  help_text="Hugging Face id, e.g. meta-llama/Llama-3.1-8B-Instruct, or the path of a model folder "
+                            "or config.json on this server (below the folders in ADVISOR_MODEL_DIRS)")
+    model_config = forms.CharField(
+        label="Model config.json (optional)", required=False, max_length=MAX_CONFIG_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text="paste the model's config.json when neither the catalog nor the Hugging Face Hub has the model")
     engine = forms.ChoiceField(label="Engine", choices=engine_choices, required=False)
     engine_version = _text("Engine version", "engine_version")
     max_context = _int("Longest context (tokens)", None, "max_context")
@@ -69,6 +77,18 @@ class AdvisorForm(forms.Form):
     p95_latency_ms = _float("p95 end-to-end latency (ms)", "sla", "p95_latency_ms")
     min_throughput_tok_s = _float("Minimum throughput (tokens/s)", "sla", "min_throughput_tok_s")
 
+    def clean_model_config(self) -> dict[str, Any] | None:
+        text = self.cleaned_data["model_config"].strip()
+        if not text:
+            return None
+        try:
+            config = json.loads(text)
+        except (ValueError, RecursionError):
+            raise forms.ValidationError("This is not JSON: paste the whole config.json file.") from None
+        if not isinstance(config, dict):
+            raise forms.ValidationError("A config.json is a JSON object ({...}).")
+        return config
+
     def advisor_request(self) -> dict[str, Any]:
         """The advisor contract's request body built from the cleaned fields."""
         c = self.cleaned_data
@@ -77,6 +97,7 @@ class AdvisorForm(forms.Form):
             "gpu_count": c["gpu_count"],
             "cuda": c["cuda"].strip() or None,
             "model": c["model"].strip(),
+            **({"model_config": c["model_config"]} if c["model_config"] else {}),
             "engine": c["engine"] or None,
             "engine_version": c["engine_version"].strip() or None,
             "max_context": c["max_context"],

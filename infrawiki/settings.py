@@ -118,6 +118,9 @@ MEDIA_ROOT = DATA_DIR / "media"
 # Form and JSON bodies (an advisor request is a few hundred bytes); an uploaded PDF may add PDF_MAX_BYTES
 # (infrawiki/body_limit.py). `advise --request` reads files up to the same size.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+# Folders whose model configs the advisor's web form and API may read when "model" is a path (an
+# air-gapped cluster's model store, e.g. /models), comma-separated; the advise CLI reads any path. Empty: none.
+ADVISOR_MODEL_DIRS = env_list("ADVISOR_MODEL_DIRS", [])
 # Vectors already computed, by model and text (ontology/embedding_cache.py); empty switches it off.
 EMBEDDING_CACHE = env_str("EMBEDDING_CACHE", str(DATA_DIR / "embedding-cache.sqlite3"))
 LOGIN_URL = "/login/"  # the site's own page: the admin login admits staff only

@@ -20,7 +20,7 @@ from advisor.request import AdviceRequest, SlaIn, WorkloadIn
 from advisor.services import recommend
 from advisor.validation import AdvisorInputError
 
-SCALARS = [name for name in AdviceRequest.model_fields if name not in ("workload", "sla", "flags")]
+SCALARS = [name for name in AdviceRequest.model_fields if name not in ("workload", "sla", "flags", "hf_config")]
 GROUPS = {"workload": list(WorkloadIn.model_fields), "sla": list(SlaIn.model_fields)}
 
 
@@ -51,30 +51,38 @@ class Command(BaseCommand):
             model = WorkloadIn if group == "workload" else SlaIn
             for name in names:
                 parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=f"{group}: {_help(model, name)}")
+        parser.add_argument("--model-config", dest="model_config", metavar="CONFIG_JSON",
+                            help="the model's config.json file, for a model neither the catalog nor the Hub has "
+                                 "(the request's \"model_config\"); a model folder can also be given as --model PATH")
         parser.add_argument("--flag", action="append", default=[], metavar="KEY=VALUE",
                             help="an engine flag you have fixed, e.g. --flag max_model_len=8192 (repeatable)")
 
+    @staticmethod
+    def _json_file(path: str, what: str) -> dict[str, Any]:
+        """One JSON object from a file ('-' reads stdin), at most DATA_UPLOAD_MAX_MEMORY_SIZE characters."""
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if path == "-":
+            text = sys.stdin.read(limit + 1)
+        else:
+            with Path(path).open(encoding="utf-8") as file:
+                text = file.read(limit + 1)
+        if len(text) > limit:
+            raise AdvisorInputError(f"{what} is longer than {limit:,} characters",
+                                    "an advisor request is a flat object of a few fields")
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            raise AdvisorInputError(f"{what} file is not valid JSON: {exc}", "check the file with `python -m json.tool FILE`") from exc
+        except RecursionError:
+            raise AdvisorInputError(f"{what} file nests too deeply to read", "an advisor request is a flat object of a few fields") from None
+        if not isinstance(parsed, dict):
+            raise AdvisorInputError(f"{what} must be a JSON object", 'e.g. {"gpu": "A100-SXM4-40GB", "model": "..."}')
+        return parsed
+
     def _request(self, opts: dict[str, Any]) -> dict[str, Any]:
-        raw: dict[str, Any] = {}
-        if opts["request"]:
-            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            if opts["request"] == "-":
-                text = sys.stdin.read(limit + 1)
-            else:
-                with Path(opts["request"]).open(encoding="utf-8") as file:
-                    text = file.read(limit + 1)
-            if len(text) > limit:
-                raise AdvisorInputError(f"the request is longer than {limit:,} characters",
-                                        "an advisor request is a flat object of a few fields")
-            try:
-                parsed = json.loads(text)
-            except ValueError as exc:
-                raise AdvisorInputError(f"the request file is not valid JSON: {exc}", "check the file with `python -m json.tool FILE`") from exc
-            except RecursionError:
-                raise AdvisorInputError("the request file nests too deeply to read", "an advisor request is a flat object of a few fields") from None
-            if not isinstance(parsed, dict):
-                raise AdvisorInputError("the request must be a JSON object", 'e.g. {"gpu": "A100-SXM4-40GB", "model": "..."}')
-            raw = parsed
+        raw: dict[str, Any] = self._json_file(opts["request"], "the request") if opts["request"] else {}
+        if opts.get("model_config"):
+            raw["model_config"] = self._json_file(opts["model_config"], "the model config")
         for key in SCALARS:
             if opts.get(key) is not None:
                 raw[key] = opts[key] if key in ("gpu", "model", "engine", "engine_version", "cuda") else _value(opts[key])
@@ -99,7 +107,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            answer = recommend(self._request(opts))
+            answer = recommend(self._request(opts), any_path=True)
         except AdvisorInputError as exc:
             self._fail(exc.error, exc.hint)
         except OSError as exc:
