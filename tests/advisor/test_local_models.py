@@ -15,8 +15,8 @@ from advisor.api import RecommendView
 from advisor.model_specs import catalog_model
 from advisor.planner import enumerate_options
 from advisor.validation import AdvisorInputError, parse_request
+from tests.advisor.hub_replay import FIXTURES
 
-FIXTURES = json.loads((Path(__file__).parent / "data" / "hub" / "hub_fixtures.json").read_text())
 QWEN3_4B = FIXTURES["repos"]["Qwen/Qwen3-4B"]["config"]  # its real config.json (source in the fixture file)
 pytestmark = pytest.mark.django_db
 
