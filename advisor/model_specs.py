@@ -206,8 +206,10 @@ HUB_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"
 FLOAT_STORAGE = {"BF16", "F16", "F32"}
 
 
-def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str, int], source: str) -> tuple[ModelSpec, list[str]]:
-    """A ModelSpec from a Hub config.json and safetensors parameter counts (see advisor.hub).
+def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str, int], source: str,
+                     origin: str = "the Hugging Face Hub") -> tuple[ModelSpec, list[str]]:
+    """A ModelSpec from a config.json and safetensors parameter counts: the Hub's (see advisor.hub), or one
+    `origin` names (a local folder, the request, a bundled copy; see advisor.local_models).
 
     The parameter count is the safetensors total when the weights are stored as floats; for packed
     quantized weights (or no metadata) it is computed from the config's shape, and the answer says so."""
@@ -238,7 +240,7 @@ def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str,
     if special:
         entry["special"] = special
     quant = config.get("quantization_config") if isinstance(config.get("quantization_config"), dict) else None
-    notes = [f"'{repo_id}' is not in the catalog: its shape is read from the Hugging Face Hub ({source})"]
+    notes = [f"'{repo_id}' is not in the catalog: its shape is read from {origin} ({source})"]
     if quant:
         method = str(quant.get("quant_method", "unknown")).lower()
         bits = float(quant.get("bits") or quant.get("w_bit") or (8 if "fp8" in method else 4))

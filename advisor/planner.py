@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import rules
+from advisor import memory_accounting, rules
 from advisor.catalog import Gpu
 from advisor.profiles import EngineProfile, engine_names, flag_key, profile
 from advisor.rules import QuantChoice, RuleLog, VersionChoice
@@ -109,7 +109,8 @@ def _size(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv
     return plan_memory(
         req.model, req.gpu, bits=bits, method=quant.method, kv_bytes=KV_BYTES.get(kv, 1.0), tp=tp, pp=pp,
         utilization=utilization or _utilization(eng, req.flags), wanted_len=wanted, required_len=required, fixed_len=fixed,
-        max_num_seqs=seqs, batched_tokens=batched, fraction_of_free=eng.memory_fraction.of == "free_after_weights",
+        max_num_seqs=seqs, batched_tokens=batched, acct=memory_accounting.line(eng.id, version),
+        fraction_of_free=eng.memory_fraction.of == "free_after_weights",
         block_tokens=eng.block_size or BLOCK_TOKENS)
 
 

@@ -4,11 +4,15 @@ Runs for every candidate configuration the advisor considers. The accounting fol
 prints at start-up ("model weights take X GiB; non_torch_memory takes Y GiB; PyTorch activation peak
 memory takes Z GiB; the rest of the memory reserved for KV Cache is W GiB"): everything inside
 `total_gpu_memory x gpu_memory_utilization`, per GPU, under tensor (TP) and pipeline (PP) parallelism.
+Which of those terms an engine release has, and their sizes, are the release's own accounting
+(advisor.memory_accounting, data with sources): whether it profiles a forward pass, the bytes its dummy
+sampler pass holds per logit, its non-torch memory with one GPU and with several, and the share of its
+memory fraction it really gives out.
 
-The activation-peak formula is a model, calibrated against two published vLLM logs for a Llama-3.1-8B
-(14.99 GiB weights): 1.19 GiB with long profiling batches on an A100-80GB and 0.22 GiB with 512-token
-chunks on an A10G. It charges ~6 fp16 copies of the hidden state and ~3 of the MLP intermediate per
-batched token, plus fp32 logits for each running sequence.
+The forward-pass activation model charges ~6 fp16 copies of the hidden state and ~3 of the MLP
+intermediate per profiled token (calibrated against two published vLLM logs for a Llama-3.1-8B: 1.19 GiB
+with long profiling batches on an A100-80GB and 0.22 GiB with 512-token chunks on an A10G); a release
+line scales it.
 """
 from __future__ import annotations
 
@@ -16,11 +20,11 @@ import math
 from dataclasses import dataclass
 
 from advisor.catalog import Gpu
+from advisor.memory_accounting import Line
 from advisor.model_specs import ModelSpec
 
 GIB = 1024**3
 BLOCK_TOKENS = 16  # KV block size assumed for an engine whose profile states none
-NON_TORCH_GIB = 0.2  # vLLM logs report 0.01-0.2 GiB for single-node runs
 GROUP_SIZE = 128  # AWQ/GPTQ default group size: one fp16 scale + one 4-bit zero per group
 
 
@@ -45,12 +49,20 @@ def kv_bytes_per_token(model: ModelSpec, kv_bytes: float, tp: int = 1, pp: int =
     return 2 * layers * heads_per_gpu * model.head_dim * kv_bytes
 
 
-def activation_bytes(model: ModelSpec, batched_tokens: int, max_num_seqs: int, tp: int) -> float:
-    """Peak activation memory of the profiling forward pass (see module docstring)."""
+def activation_bytes(model: ModelSpec, batched_tokens: int, max_num_seqs: int, tp: int, acct: Line) -> float:
+    """Peak memory of the engine's profiling pass: the forward activations of `batched_tokens` tokens (see
+    the module docstring) and the sampler pass over `max_num_seqs` rows of logits; 0 without a profiling pass."""
+    if not acct.profile_pass:
+        return 0.0
     intermediate = model.intermediate * max(1, model.experts_per_token)
-    per_token = 12 * model.hidden + 6 * intermediate / tp
-    logits = max_num_seqs * model.vocab / tp * 4
-    return batched_tokens * per_token + logits
+    forward = batched_tokens * (12 * model.hidden + 6 * intermediate / tp) * acct.activation_scale
+    logits = max_num_seqs * model.vocab * acct.sampler_bytes_per_logit / (tp if acct.logits_sharded else 1)
+    return forward + logits
+
+
+def overhead_bytes(tp: int, acct: Line) -> float:
+    """Memory outside torch's allocator (CUDA context, cuBLAS workspaces, NCCL) and the fitted remainder."""
+    return (acct.non_torch_gib + (acct.multi_gpu_extra_gib if tp > 1 else 0.0) + acct.constant_gib) * GIB
 
 
 @dataclass(frozen=True)
@@ -80,21 +92,23 @@ def _round_len(tokens: int, block: int) -> int:
 def plan_memory(
     model: ModelSpec, gpu: Gpu, *, bits: float, method: str | None, kv_bytes: float, tp: int, pp: int,
     utilization: float, wanted_len: int, required_len: int, fixed_len: int | None, max_num_seqs: int,
-    batched_tokens: int | None, fraction_of_free: bool = False, block_tokens: int = BLOCK_TOKENS,
+    batched_tokens: int | None, acct: Line, fraction_of_free: bool = False, block_tokens: int = BLOCK_TOKENS,
 ) -> MemoryPlan:
     """Size one configuration; `batched_tokens=None` means no chunked prefill (the batch is a whole prompt).
 
+    `acct`: the engine release's memory accounting (advisor.memory_accounting.line).
     `fraction_of_free`: the engine's memory fraction applies to what is free after the weights
     (TensorRT-LLM's kv_cache_free_gpu_memory_fraction) rather than to the whole GPU (vLLM, SGLang)."""
     weights = weight_bytes(model, bits, method) / (tp * pp)
     per_token = kv_bytes_per_token(model, kv_bytes, tp, pp)
     target_len = fixed_len or wanted_len
     tokens_for_batch = batched_tokens or max(target_len, 2048)
-    activations = activation_bytes(model, tokens_for_batch, max_num_seqs, tp)
-    fixed = weights + activations + NON_TORCH_GIB * GIB
+    activations = activation_bytes(model, tokens_for_batch, max_num_seqs, tp, acct)
+    fixed = weights + activations + overhead_bytes(tp, acct)
     usable = gpu.usable_gib * GIB
-    budget = fixed + max(0.0, usable - fixed) * utilization if fraction_of_free else usable * utilization
-    kv_room = budget - fixed
+    share = utilization * acct.fraction_scale
+    budget = fixed + max(0.0, usable - fixed) * share if fraction_of_free else usable * share
+    kv_room = (budget - fixed) * acct.kv_share_of_rest
     kv_tokens = max(0, int(kv_room // per_token) // block_tokens * block_tokens) if kv_room > 0 else 0
 
     def result(fits: bool, reason: str | None, length: int, seqs: int) -> MemoryPlan:

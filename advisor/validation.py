@@ -168,9 +168,9 @@ def _server_model_dirs() -> list[Path]:
 
 
 def _from_config(model_id: str, config: dict[str, Any], parameters: dict[str, int], source: str,
-                 ) -> tuple[ModelSpec, list[str]]:
+                 origin: str = "the Hugging Face Hub") -> tuple[ModelSpec, list[str]]:
     try:
-        return spec_from_config(model_id, config, parameters, source)
+        return spec_from_config(model_id, config, parameters, source, origin)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise AdvisorInputError(f"the config.json of '{model_id}' lacks what sizing needs ({exc})",
                                 "closest known ids: " + ", ".join(closest_model_ids(model_id))) from None
@@ -181,10 +181,11 @@ def _model(model_id: str, given: dict[str, Any] | None, any_path: bool) -> tuple
     aiconfigurator-core's bundled config when the Hub is unreachable, else a derived catalog checkpoint."""
     try:
         if given is not None:
-            return _from_config(model_id, local_models.request_config(given), {}, '"model_config" in the request')
+            return _from_config(model_id, local_models.request_config(given), {}, '"model_config" in the request',
+                                "the config.json given in the request")
         if local_models.is_path(model_id):
             config, source = local_models.read_path(model_id, None if any_path else _server_model_dirs())
-            return _from_config(model_id, config, {}, source)
+            return _from_config(model_id, config, {}, source, "a local config.json")
     except local_models.LocalConfigError as exc:
         raise AdvisorInputError(str(exc), exc.hint) from None
     exact = catalog_model(model_id)
@@ -195,8 +196,8 @@ def _model(model_id: str, given: dict[str, Any] | None, any_path: bool) -> tuple
     except hub.HubUnavailable as exc:
         bundled = local_models.bundled_config(model_id) if exc.reason == "offline" else None
         if bundled is not None:
-            spec, notes = _from_config(model_id, bundled[0], {}, bundled[1])
-            return spec, [*notes, f"{exc.detail}: the config.json bundled with {bundled[1]} answered"]
+            spec, notes = _from_config(model_id, bundled[0], {}, bundled[1], "a config.json bundled with aiconfigurator-core")
+            return spec, [*notes, f"{exc.detail}: aiconfigurator-core's bundled copy of its config.json answered"]
         derived, warnings = derived_model(model_id)
         if derived is not None:
             return derived, [*warnings, f"{exc.detail}: the shape is borrowed, not read"]

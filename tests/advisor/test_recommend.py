@@ -149,8 +149,10 @@ def test_a_high_memory_fraction_leaves_no_room_for_cuda_graphs_so_vllm_runs_eage
 
 
 def test_a_setup_that_misses_only_by_the_memory_fraction_is_named_as_an_action_not_a_recommendation():
+    # under vLLM 0.6.3's accounting (V0: float32 logits, 4 bytes each) a 3B model in fp16 on an 8 GB card misses
+    # only by the fraction; from 0.12 on the profiled sampler pass (~18 bytes per logit) takes more than that step
     out = recommend({"gpu": "Quadro RTX 4000", "model": "meta-llama/Llama-3.2-3B-Instruct", "engine": "vllm",
-                     "workload": {"prompt_tokens": 512, "output_tokens": 128, "concurrency": 1}})
+                     "engine_version": "0.6.3", "workload": {"prompt_tokens": 512, "output_tokens": 128, "concurrency": 1}})
     assert all(r["quantization"] for r in out["recommendations"])
     assert any("gpu_memory_utilization=0.95" in a and "enforce_eager" in a for a in out["actions"])
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from advisor import memory_accounting
 from advisor.catalog import gpus
 from advisor.model_specs import resolve_model
 from advisor.sizing import GIB, kv_bytes_per_token, plan_memory, weight_bytes
@@ -50,7 +51,7 @@ def test_mla_caches_one_latent_per_token_and_layer():
 
 def _plan(model_id, gpu_id, **kw):
     args = dict(bits=16, method=None, kv_bytes=2, tp=1, pp=1, utilization=0.9, wanted_len=131072, required_len=1280,
-                fixed_len=None, max_num_seqs=256, batched_tokens=512)
+                fixed_len=None, max_num_seqs=256, batched_tokens=512, acct=memory_accounting.line("vllm", "0.6.3"))
     args.update(kw)
     return plan_memory(model(model_id), gpus()[gpu_id], **args)
 
