@@ -6,7 +6,8 @@ current revision and its safetensors metadata (parameter count per dtype), then 
 that revision. The result is cached in the database (`advisor.HubModel`) with the revision and source
 URL, and refreshed only when the Hub reports a new revision; a warm cache answers without a download.
 When the Hub cannot answer, `HubUnavailable` says why (offline, gated, missing) so the caller can
-fall back to the catalog or name the closest known ids.
+fall back (aiconfigurator-core's bundled configs, a renamed catalog checkpoint; advisor.local_models for
+configs that never come from the Hub) or name the closest known ids and the routes that work offline.
 """
 from __future__ import annotations
 

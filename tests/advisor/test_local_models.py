@@ -62,7 +62,7 @@ def test_the_cli_takes_a_config_file_for_a_named_model(model_dir):
     assert json.loads(out.getvalue())["input"]["model"] == "acme/private-4b"
 
 
-def test_the_api_reads_paths_only_below_advisor_model_dirs(model_dir, settings, tmp_path):
+def test_the_api_reads_paths_only_below_advisor_model_dirs_and_takes_a_pasted_config(model_dir, settings, tmp_path):
     view = RecommendView.as_view()
     body = {"gpu": "NVIDIA L4", "model": str(model_dir)}
     settings.ADVISOR_MODEL_DIRS = []
@@ -73,6 +73,9 @@ def test_the_api_reads_paths_only_below_advisor_model_dirs(model_dir, settings, 
     assert answered.status_code == 200 and answered.data["input"]["model"] == str(model_dir)
     outside = view(APIRequestFactory().post("/api/advisor/recommend", {**body, "model": "/etc"}, format="json"))
     assert outside.status_code == 400 and "is not below" in outside.data["error"]
+    pasted = view(APIRequestFactory().post("/api/advisor/recommend", {"gpu": "NVIDIA L4", "model": "acme/private-4b",
+                                                                      "model_config": QWEN3_4B}, format="json"))
+    assert pasted.status_code == 200 and pasted.data["input"]["model"] == "acme/private-4b"
 
 
 def test_a_symlink_out_of_an_allowed_folder_is_refused(model_dir, settings, tmp_path):
