@@ -110,7 +110,8 @@ def size(entry: dict[str, Any]) -> Row:
     weights = weight_bytes(req.model, bits, req.model.quantization) / (tp * pp)
     free = req.gpu.usable_gib * GIB * float(req.flags["gpu_memory_utilization"]) - weights
     second = second_opinion(req.model, req.gpu.usable_gib * GIB, tp, pp)
-    common = {"id": entry["id"], "split": split_of(entry["source"]), "version": str(entry["request"]["engine_version"])}
+    common = {"id": entry["id"], "split": split_of(entry["source"]),
+              "version": f"{entry['request']['engine']} {entry['request']['engine_version']}"}
     if "kv_cache_gib" in entry:
         return Row(**common, unit="GiB", observed=float(entry["kv_cache_gib"]),
                    advisor=sizes[0].kv_cache_gib if sizes else 0.0, naive=max(0.0, free / GIB),
@@ -180,7 +181,8 @@ def report(rows: list[Row]) -> dict[str, dict[str, float]]:
 
 def by_version(rows: list[Row]) -> dict[str, dict[str, float]]:
     """The same figures per engine release the measurements are sized at (both splits together)."""
-    return {v: _figures([r for r in rows if r.version == v]) for v in sorted({r.version for r in rows}, key=vkey)}
+    releases = sorted({r.version for r in rows}, key=lambda v: (v.split()[0], vkey(v.split()[1])))
+    return {v: _figures([r for r in rows if r.version == v]) for v in releases}
 
 
 def _line(label: str, f: dict[str, float]) -> str:
@@ -207,7 +209,7 @@ def main() -> None:
             second = f"{r.second:10.2f} ({r.error(r.second):6.1%})" if r.second is not None else " " * 19
             print(f"{r.id:44s} {r.split:10s} {r.unit:6s} observed {r.observed:10.2f}  advisor {r.advisor:10.2f} "
                   f"({r.error(r.advisor):6.1%})  naive {r.naive:10.2f} ({r.error(r.naive):6.1%})  aic {second}")
-    for label, figures in [*report(rows).items(), *((f"vllm {v} ({args.split})", f) for v, f in by_version(rows).items())]:
+    for label, figures in [*report(rows).items(), *((f"{v} ({args.split})", f) for v, f in by_version(rows).items())]:
         print(_line(label, figures))
 
 
