@@ -3,14 +3,16 @@
 Read by the sizing (advisor.sizing.plan_memory) for every configuration the advisor considers. Engines size the
 KV cache differently and change how between releases: vLLM runs a profiling forward pass of
 max_num_batched_tokens tokens and a dummy sampler pass over max_num_seqs rows, then gives the KV cache what is
-left of `total x gpu_memory_utilization`; SGLang runs no profiling pass and keeps `total x (1 -
-mem_fraction_static)` back; TGI warms up with a prefill and then keeps a wiggle room. Each release line here
-states those terms as data, each with the public file (at a release tag or commit) or measurement it comes
-from; terms fitted to measurements say which split they were fitted on. Validated on load: a bad file stops the
+left of `total x gpu_memory_utilization`; SGLang runs no profiling pass and keeps `(the free memory before the
+weights) x (1 - mem_fraction_static)` back; TGI warms up with a prefill and then keeps a wiggle room. Each release line here
+states those terms as data, each with its basis: the public file at a release tag or commit (quoted), a published
+measurement (quoted), a fit made here on the dev split, or the advisor's own assumption; a citation that was not
+checked, or that no source shows, says so (`verified` false) and why. Validated on load: a bad file stops the
 start with the entry that is wrong.
 """
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Literal
 
@@ -24,12 +26,35 @@ class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_PINNED = re.compile(r"/(blob|tree)/(v\d[\w.\-]*|[0-9a-f]{40})/")  # a release tag or a commit, never a branch
+
+
 class Citation(_Data):
-    """Where one term comes from: a file at a release tag or commit, or a published measurement."""
+    """Where one term comes from, and whether that was checked.
+
+    `basis`: `code` (the file at a release tag or commit; `quote` holds its lines), `measurement` (published
+    numbers, quoted), `fit` (derived here from the dev split's measurements; `says` names how) or `assumption` (the
+    advisor's own choice, which no source shows, so never verified)."""
 
     term: str
+    basis: Literal["code", "measurement", "fit", "assumption"]
     url: str = Field(pattern=r"^https://")
-    says: str = Field(min_length=10, max_length=300, description="what the source shows, in our words or a short quote")
+    says: str = Field(min_length=10, max_length=300, description="what the source shows, in our words")
+    quote: str = Field(default="", max_length=300, description="the source's own lines, whitespace collapsed, '...' for skipped lines")
+    verified: bool
+    unverified_because: str = Field(default="", max_length=300)
+
+    @model_validator(mode="after")
+    def _honest(self) -> Citation:
+        if self.verified == bool(self.unverified_because):
+            raise ValueError(f"{self.term}: an unverified citation says why; a verified one gives no such reason")
+        if self.basis == "assumption" and self.verified:
+            raise ValueError(f"{self.term}: an assumption is the advisor's own choice and is never verified")
+        if self.verified and self.basis in ("code", "measurement") and not self.quote:
+            raise ValueError(f"{self.term}: a verified {self.basis} citation quotes its source")
+        if self.basis in ("code", "measurement", "fit") and not _PINNED.search(self.url):
+            raise ValueError(f"{self.term}: cite the file at a release tag or commit, not a branch: {self.url}")
+        return self
 
 
 class Line(_Data):
@@ -53,6 +78,8 @@ class Line(_Data):
     def _fitted_terms_say_so(self) -> Line:
         if self.constant_gib and self.fitted_on != "dev":
             raise ValueError(f"line {self.label}: a constant is only ever fitted, and only on the dev split")
+        if (self.fitted_on == "dev") != any(c.basis == "fit" for c in self.sources):
+            raise ValueError(f"line {self.label}: fitted_on 'dev' and a citation of basis 'fit' go together")
         return self
 
 

@@ -49,6 +49,33 @@ def test_a_constant_not_fitted_on_dev_or_lines_out_of_order_are_refused():
         memory_accounting.Accounting.model_validate(bad)
 
 
+def test_a_citation_that_hides_how_far_it_was_checked_is_refused():
+    raw = json.loads((CATALOG_DIR / "memory_accounting.json").read_text())
+    code = next(c for c in raw["engines"]["vllm"][0]["sources"] if c["basis"] == "code")
+    assumption = next(c for c in raw["engines"]["vllm"][0]["sources"] if c["basis"] == "assumption")
+    cases = [
+        ({**code, "quote": ""}, "quotes its source"),
+        ({**code, "url": code["url"].replace("/blob/v0.6.3/", "/blob/main/")}, "not a branch"),
+        ({**code, "verified": False}, "says why"),
+        ({**assumption, "verified": True, "unverified_because": ""}, "never verified"),
+    ]
+    for citation, message in cases:
+        with pytest.raises(ValidationError, match=message):
+            memory_accounting.Citation.model_validate(citation)
+    bad = json.loads(json.dumps(raw))
+    bad["engines"]["vllm"][1]["fitted_on"] = ""
+    with pytest.raises(ValidationError, match="go together"):
+        memory_accounting.Accounting.model_validate(bad)
+
+
+def test_unverified_claims_are_few_and_each_says_why():
+    acct = memory_accounting.accounting()
+    citations = [c for lines in [*acct.engines.values(), [acct.default]] for line in lines for c in line.sources]
+    unverified = [c for c in citations if not c.verified]
+    assert all(len(c.unverified_because) > 20 for c in unverified)
+    assert len(unverified) < len(citations) / 3
+
+
 def test_the_v1_sampler_pass_grows_with_max_num_seqs_and_v0_barely_does():
     v1 = [_plan("vllm", "0.19.0", max_num_seqs=n).kv_cache_gib for n in (256, 1024)]
     v0 = [_plan("vllm", "0.6.3", max_num_seqs=n).kv_cache_gib for n in (256, 1024)]
