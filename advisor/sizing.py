@@ -10,9 +10,14 @@ sampler pass holds per logit, its non-torch memory with one GPU and with several
 memory fraction it really gives out.
 
 The forward-pass activation model charges ~6 fp16 copies of the hidden state and ~3 of the MLP
-intermediate per profiled token (calibrated against two published vLLM logs for a Llama-3.1-8B: 1.19 GiB
-with long profiling batches on an A100-80GB and 0.22 GiB with 512-token chunks on an A10G); a release
-line scales it.
+intermediate per profiled token; a release line scales it. It was set by hand on two V0 start-up logs of an
+8B Llama (14.99 GiB weights; V0's vllm/worker/worker.py prints this format after 0.6.3, as in 0.8.0):
+- "PyTorch activation peak memory takes 0.22GiB" on a 22.07 GiB card at a 131072-token context, where V0
+  turns chunked prefill on (512-token chunks: vllm/engine/arg_utils.py#L936-L952 and vllm/config.py#L983 at
+  v0.6.3): https://github.com/oracle-samples/oci-data-science-ai-samples/blob/03135b92e0d7488b40f81f19d2da77d287846b6e/ai-quick-actions/troubleshooting-tips.md
+- "PyTorch activation peak memory takes 1.19GiB" on a 79.14 GiB card. Unverified: this log was found only
+  quoted in notes that name neither the GPU, the batch nor where it came from; the earlier note's "A100-80GB
+  with long profiling batches" could not be traced to a public page.
 """
 from __future__ import annotations
 
