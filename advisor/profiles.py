@@ -114,11 +114,14 @@ class Backend(Span, Fact):
 
 
 class Softcap(Fact):
-    """Attention logit soft-capping (Gemma 2): which backends implement it from which release."""
+    """Attention logit soft-capping (Gemma 2): which backends implement it from which release.
 
-    flash_attn_since: Version
-    xformers_since: Version
-    xformers_source: Url
+    `flash_attn_since` None: every catalogued release's flash backend has it. `xformers_since` None: the engine has no fallback backend with soft-capping, so a GPU without the
+    flash backend cannot serve such a model in any release (TGI: FlashAttention-2 only)."""
+
+    flash_attn_since: Version | None = None
+    xformers_since: Version | None = None
+    xformers_source: Url | None = None
 
 
 class Attention(_Data):
@@ -152,8 +155,17 @@ class Technique(Span, Fact):
 
 
 class CudaGraphs(Fact):
+    """Memory CUDA-graph capture takes beyond the engine's memory fraction: a dense model needs the low end
+    of the stated range; a mixture-of-experts model's fused-expert kernels are captured per batch size and
+    take the high end (`moe_source`: a thread where only eager mode fitted)."""
+
     extra_gib_min: float = Field(ge=0)
     extra_gib_max: float = Field(ge=0)
+    moe_source: Url | None = None
+    moe_quote: Quote | None = None
+
+    def extra_gib(self, mixture_of_experts: bool) -> float:
+        return self.extra_gib_max if mixture_of_experts else self.extra_gib_min
 
 
 class MemoryFraction(_Data):

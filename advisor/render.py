@@ -84,12 +84,13 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
 
 def needs_eager(req: Request, opt: Option) -> bool:
     """CUDA graphs take memory beyond the gpu_memory_utilization budget (vLLM: "1~3 GiB per GPU"); when the
-    headroom left outside the budget is below the lower end, graphs would not fit: run eagerly."""
+    headroom left outside the budget is below what this model's graphs take (the low end for a dense model,
+    the high end for a mixture of experts), graphs would not fit: run eagerly."""
     graphs = profile(opt.engine).cuda_graphs
     if graphs is None:
         return False
     headroom = req.gpu.usable_gib * (1 - opt.plan.gpu_memory_utilization)
-    return headroom < graphs.extra_gib_min
+    return headroom < graphs.extra_gib(req.model.is_moe)
 
 
 def _cli(flags: dict[str, Any], eng: EngineProfile, version: str) -> list[str]:

@@ -148,13 +148,19 @@ def _attention_ok(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec, 
     softcap = eng.attention.softcap if eng.attention else None
     if softcap is None or "attn_logit_softcapping" not in model.special:
         return True
-    if not _flash_ok(eng, gpu) and not at_least(version, softcap.xformers_since):
-        log.reject(f"{eng.id} {version}", (
-            f"{model.id} uses attention logit soft-capping; on {cc_text(gpu)} FlashAttention/FlashInfer are unavailable "
-            f"and the XFormers backend supports soft-capping only from {eng.name} {softcap.xformers_since}"),
-            softcap.xformers_source)
-        return False
-    return True
+    if _flash_ok(eng, gpu) or (softcap.xformers_since and at_least(version, softcap.xformers_since)):
+        return True
+    attention = eng.attention
+    flash = attention.backends[attention.flash_backend] if attention else None
+    need = f"sm{flash.min_cc.replace('.', '')}+" if flash else "a flash backend"
+    if softcap.xformers_since:
+        why = f"the XFormers backend supports soft-capping only from {eng.name} {softcap.xformers_since}"
+    else:
+        why = f"{eng.name} has no other backend that implements it"
+    log.reject(f"{eng.id} {version}", (
+        f"{model.id} uses attention logit soft-capping; on {cc_text(gpu)} FlashAttention/FlashInfer are unavailable "
+        f"(they need {need}) and {why}"), softcap.xformers_source or softcap.source)
+    return False
 
 
 def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) -> tuple[dict[str, str], list[str]]:
@@ -171,7 +177,7 @@ def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) 
                      f"the {fallback or 'slower'} backend ({flash.source})")
     softcap = attention.softcap
     if (softcap and attention.backend_env and "attn_logit_softcapping" in model.special and _flash_ok(eng, gpu)
-            and not at_least(version, softcap.flash_attn_since)):
+            and softcap.flash_attn_since and not at_least(version, softcap.flash_attn_since)):
         notes.append(f"{model.id} needs logit soft-capping, which this release implements only in FlashInfer "
                      f"({softcap.source}): set {attention.backend_env}=FLASHINFER")
         return {attention.backend_env: "FLASHINFER"}, notes

@@ -121,9 +121,12 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     if render.needs_eager(req, opt) and "enforce_eager" not in req.flags:
         graphs = profile(opt.engine).cuda_graphs
         if graphs is not None:
+            moe = req.model.is_moe and graphs.moe_source
             lines.append(f"enforce_eager: only {req.gpu.usable_gib * (1 - p.gpu_memory_utilization):.2f} GiB is left outside "
                          f"gpu_memory_utilization, and CUDA graphs take {graphs.extra_gib_min:g}-{graphs.extra_gib_max:g} GiB "
-                         f"more per GPU ({graphs.source})")
+                         f"more per GPU ({graphs.source})"
+                         + (f"; a mixture-of-experts model's graphs take the upper {graphs.extra_gib_max:g} GiB "
+                            f"({graphs.moe_source})" if moe else ""))
     note = render.replicas_note(opt)
     if note:
         lines.append(note)
