@@ -87,9 +87,11 @@ class RuleLog:
     def reject(self, option: str, reason: str, source: str | None = None) -> None:
         self.rejections.setdefault(option, Rejection(option, reason, source))
 
-    def act(self, action: str) -> None:
+    def act(self, action: str, first: bool = False) -> None:
+        """Record an action; `first` puts a fix of the request itself ahead of changes to the host (a pinned
+        dtype the GPU lacks is fixed by a flag, before any driver upgrade)."""
         if action not in self.actions:
-            self.actions.append(action)
+            self.actions.insert(0 if first else len(self.actions), action)
 
     def act_once(self, key: str, action: str) -> None:
         """An action named by `key` once: releases are tried newest first, so a driver upgrade is offered
@@ -267,6 +269,10 @@ def dtype_choices(eng: EngineProfile, gpu: Gpu, model: ModelSpec, flags: dict[st
     if fallback and wanted == "bfloat16":
         log.warn(f"{model.id} ships {model.dtype} weights; serving in float16 on {gpu.name} (values beyond the fp16 range may overflow)")
         return ["float16"]
+    half = eng.dtypes.get("float16")
+    if wanted == "bfloat16" and half and at_least(gpu.compute_capability, half.min_cc):
+        log.act(f"set dtype=half (float16) instead of the pinned {wanted}: {cc_text(gpu)} has no {wanted}, "
+                f"float16 runs on it in {eng.name} ({rule.source})", first=True)
     return []
 
 
