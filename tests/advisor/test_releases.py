@@ -146,3 +146,22 @@ def test_a_volta_gpu_on_a_cuda_13_driver_gets_the_cuda_12_build_because_cuda_13_
     assert turing["engine_version"] == "0.21.0" and turing["install"] == "pip install vllm==0.21.0"
     out = recommend({**v100, "engine_version": "0.12.0", "cuda": "13.0"})
     assert out["recommendations"][0]["install"] == "pip install vllm==0.12.0"  # not its +cu130 variant
+
+
+def test_sglang_flags_and_kv_cache_dtypes_follow_the_release_that_added_them():
+    sglang = profile("sglang")
+    assert sglang.flag("attention_backend", "0.3.0") is None and sglang.flag("disable_flashinfer", "0.3.0")
+    assert sglang.flag("attention_backend", "0.3.1") == "--attention-backend"
+    assert sglang.flag("disable_flashinfer", "0.3.1") is None
+    assert not sglang.kv_cache_dtypes["fp8_e5m2"].covers("0.2.13") and sglang.kv_cache_dtypes["fp8_e5m2"].covers("0.3.0")
+    assert not sglang.kv_cache_dtypes["fp8_e4m3"].covers("0.4.1") and sglang.kv_cache_dtypes["fp8_e4m3"].covers("0.4.1.post5")
+    assert sglang.technique_on("chunked_prefill", "0.2.13") and sglang.technique("chunked_prefill", "0.2.10") is None
+
+
+def test_sglang_0_2_releases_offer_no_fp8_kv_cache_and_every_sglang_release_cites_a_page():
+    out, _ = _top({**LLAMA8B, "engine": "sglang", "engine_version": "0.2.13"})
+    assert all(r["kv_cache_dtype"] is None for r in out["recommendations"])
+    newer, _ = _top({**LLAMA8B, "engine": "sglang", "engine_version": "0.3.0"})
+    assert any(r["kv_cache_dtype"] == "fp8_e5m2" for r in newer["recommendations"])
+    assert all(r.source.startswith("https://") for r in profile("sglang").releases)
+    assert [r.version for r in profile("sglang").releases][0] == "0.2.0"
