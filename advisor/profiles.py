@@ -85,6 +85,14 @@ class Kernel(Span, Fact):
     min_cc_source: Url | None = None
 
 
+class WeightOnly(Fact):
+    """From release `since`, GPUs of at least `min_cc` run the method's weights with 16-bit math (a weight-only
+    kernel such as FP8 Marlin W8A16) where they lack native kernels; the floor drops as kernels widen."""
+
+    min_cc: Cc
+    since: Version
+
+
 class Quantization(Span, Fact):
     """One weight-quantization method: the GPUs and releases that have kernels for it."""
 
@@ -97,12 +105,20 @@ class Quantization(Span, Fact):
     online_needs_full_weights: bool = False
     online_source: Url | None = None
     online_quote: Quote | None = None
-    weight_only_min_cc: Cc | None = None
-    weight_only_since: Version | None = None
-    weight_only_source: Url | None = None
+    weight_only: list[WeightOnly] = Field(default_factory=list, description="oldest first")
     tp_alignment: TpAlignment | None = None
     act_dtypes: ActDtypes | None = None
     kernels: list[Kernel] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _weight_only_in_order(self) -> Quantization:
+        if [vkey(w.since) for w in self.weight_only] != sorted(vkey(w.since) for w in self.weight_only):
+            raise ValueError("weight_only entries must be listed oldest first")
+        return self
+
+    def weight_only_at(self, version: str) -> WeightOnly | None:
+        """The weight-only floor in force at this release (the newest entry up to it), or None."""
+        return next((w for w in reversed(self.weight_only) if at_least(version, w.since)), None)
 
 
 class KvCacheDtype(Span, Fact):
@@ -110,7 +126,12 @@ class KvCacheDtype(Span, Fact):
 
 
 class Backend(Span, Fact):
+    """An attention backend, the GPUs it runs on and the releases that ship it (`until_source`: where its
+    removal is announced)."""
+
     min_cc: Cc
+    until_source: Url | None = None
+    until_quote: Quote | None = None
 
 
 class Softcap(Fact):

@@ -289,12 +289,12 @@ def _allowed(eng: EngineProfile, version: str, gpu: Gpu, name: str, spec: Quanti
         return None
     if at_least(gpu.compute_capability, spec.min_cc):
         return spec.compute
-    weight_only = spec.weight_only_min_cc
-    if (requested_checkpoint and weight_only and at_least(gpu.compute_capability, weight_only)
-            and at_least(version, spec.weight_only_since)):
+    weight_only = spec.weight_only_at(version) if requested_checkpoint else None
+    if weight_only and at_least(gpu.compute_capability, weight_only.min_cc):
         return "fp16"  # FP8 weights, fp16 math (Marlin W8A16)
-    floor = weight_only if requested_checkpoint and weight_only else spec.min_cc
-    log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng.name} (needs sm{floor.replace('.', '')}+)", spec.source)
+    floor = weight_only.min_cc if weight_only else spec.min_cc
+    log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng.name} {version} (needs sm{floor.replace('.', '')}+)",
+               weight_only.source if weight_only else spec.source)
     return None
 
 

@@ -1,9 +1,13 @@
 """Hard compatibility rules, one family per test: each rejects with a reason and a source."""
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from advisor.catalog import gpus
 from advisor.model_specs import resolve_model
-from advisor.profiles import profile
+from advisor.profiles import ENGINES_DIR, ProfileError, load_profile, profile
 from advisor.rules import (
     QuantChoice,
     RuleLog,
@@ -11,6 +15,7 @@ from advisor.rules import (
     choose_version,
     dtype_choices,
     engine_supports_gpu,
+    kernel_for,
     kv_choices,
     layouts,
     quant_choices,
@@ -173,3 +178,34 @@ def test_awq_and_gptq_checkpoints_get_the_marlin_kernels_where_the_release_and_g
     assert old["flags"]["quantization"] == "awq"  # before vllm#6745 the flag forced the slow kernel
     turing = recommend({**base, "gpu": "Tesla T4", "gpu_count": 4, "engine_version": "0.6.3"})["recommendations"]
     assert all(r["flags"].get("quantization") == "awq" for r in turing)  # Marlin needs sm80
+
+
+def test_marlin_kernels_reach_turing_from_the_release_after_vllm_29901():
+    awq, t4 = profile("vllm").quantization["awq"], gpus()["t4"]
+    assert kernel_for(awq, "0.13.0", t4) is None and kernel_for(awq, "0.14.0", t4) == "awq_marlin"
+    assert kernel_for(awq, "0.6.3", gpus()["a100-sxm4-80gb"]) == "awq_marlin"
+
+
+def test_fp8_weight_only_widens_from_ampere_to_turing_over_releases():
+    fp8_model = model("deepseek-ai/DeepSeek-V3")
+    log = RuleLog()
+    assert quant_choices(profile("vllm"), "0.13.0", gpus()["t4"], fp8_model, {}, log) == []
+    assert "sm80" in log.rejections["vllm fp8"].reason and "5975" in log.rejections["vllm fp8"].source
+    turing = quant_choices(profile("vllm"), "0.14.0", gpus()["t4"], fp8_model, {}, RuleLog())
+    assert [(q.label, q.compute) for q in turing] == [("fp8", "fp16")]
+
+
+def test_xformers_is_no_fallback_after_its_removal_in_vllm_0_12():
+    _, notes = attention_env(profile("vllm"), "0.11.0", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
+    assert any("XFORMERS" in n for n in notes)
+    _, notes = attention_env(profile("vllm"), "0.12.0", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
+    assert notes and not any("XFORMERS" in n for n in notes)
+
+
+def test_a_weight_only_list_out_of_order_does_not_load(tmp_path):
+    data = json.loads((ENGINES_DIR / "vllm.json").read_text())
+    data["quantization"]["fp8"]["weight_only"].reverse()
+    path = tmp_path / "vllm.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProfileError, match="oldest first"):
+        load_profile(path)
