@@ -32,7 +32,7 @@ def test_without_an_engine_every_engine_is_considered_and_full_precision_wins_wh
 
 def test_the_driver_picks_the_newest_release_it_can_run():
     out = recommend({**LLAMA8B, "engine": "vllm", "cuda": "12.2"})
-    assert out["recommendations"][0]["engine_version"] == "0.7.3"  # its cu118 build runs on a CUDA 12.2 driver
+    assert out["recommendations"][0]["engine_version"] == "0.8.5"  # its cu118 build runs on a CUDA 12.2 driver
 
 
 def test_nothing_fits_is_said_clearly():
@@ -172,8 +172,8 @@ def test_two_h100_on_a_cuda_12_4_driver_get_the_newest_release_built_for_it():
                      "engine": "vllm", "workload": {"prompt_tokens": 2048, "output_tokens": 256, "concurrency": 32},
                      "sla": {"p95_tpot_ms": 60}})
     best = out["recommendations"][0]
-    assert best["engine_version"] == "0.8.5"  # 0.9.0 moved to CUDA 12.8 wheels
-    assert any("CUDA >= 12.8 to use vLLM 0.9.0" in a for a in out["actions"])
+    assert best["engine_version"] == "0.8.5"  # 0.9.0 moved to CUDA 12.8 wheels (and a cu126 one)
+    assert any("CUDA >= 12.6 to use vLLM 0.10.0" in a for a in out["actions"])
     # V1 on H100 batches up to 1024 sequences by default (vllm#16158); the cap follows the KV cache instead
     assert best["flags"]["max_num_seqs"] > 256 or best["estimates"]["kv_tokens"] // (2048 + 256) <= 256
     assert out["verdict"]["status"] in {"meets_sla", "misses_sla"}

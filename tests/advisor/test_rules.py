@@ -104,7 +104,7 @@ def test_a_cuda_11_8_driver_gets_the_cu118_wheel_variant():
     choice, _ = _driver("11.8", "0.2.2")
     assert choice.cuda == "11.8" and choice.variant
     newest, _ = _driver("11.8")
-    assert newest.version == "0.7.3" and newest.cuda == "11.8"
+    assert newest.version == "0.8.5" and newest.cuda == "11.8"  # the newest release with a cu118 wheel
 
 
 def test_a_driver_older_than_every_wheel_is_rejected_with_an_upgrade_action():
