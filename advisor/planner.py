@@ -40,6 +40,7 @@ class Option:
     multi_lora: bool
     env: tuple[tuple[str, str], ...]
     notes: tuple[str, ...]
+    attention_flags: tuple[tuple[str, str | bool], ...] = ()  # by flag-table key: the fallback backend's switch
 
     @property
     def gpus_per_replica(self) -> int:
@@ -154,6 +155,7 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
     if version is None:
         return
     env, notes = rules.attention_env(eng, version.version, req.gpu, req.model)
+    backend_flags = tuple(rules.attention_flags(eng, version.version, req.gpu).items())
     chunked = _chunked(eng, version.version, req.flags)
     prefix = req.workload.shared_prefix_tokens > 0 and eng.technique("prefix_caching", version.version) is not None
     lora = req.workload.lora_adapters > 0
@@ -194,7 +196,8 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
                     plan.options.append(Option(
                         engine=eid, version=version, dtype=dtype, quant=quant, kv_dtype=kv, tp=tp, pp=pp,
                         replicas=req.gpu_count // (tp * pp), plan=sized, chunked_prefill=chunked,
-                        prefix_caching=prefix, multi_lora=lora, env=tuple(env.items()), notes=(*notes, *extra)))
+                        prefix_caching=prefix, multi_lora=lora, env=tuple(env.items()), notes=(*notes, *extra),
+                        attention_flags=backend_flags))
 
 
 def _suggest_tighter(req: Request, eng: EngineProfile, version: str, dtype: str, quant: QuantChoice, kv: str | None,

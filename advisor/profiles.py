@@ -145,11 +145,21 @@ class Softcap(Fact):
     xformers_source: Url | None = None
 
 
+class FallbackFlag(Span, Fact):
+    """The engine flag (a key of its flag table, spelled per release) and value that select the fallback backend
+    where the flash backend cannot run: an engine that does not fall back by itself crashes without it."""
+
+    key: str
+    value: str | bool
+
+
 class Attention(_Data):
     backends: dict[str, Backend]
     softcap: Softcap | None = None
     flash_backend: str = "FLASH_ATTN"
+    flash_name: str = Field(default="FlashAttention-2", description="how the rationale names the flash backend")
     backend_env: str | None = None
+    fallback_flags: list[FallbackFlag] = Field(default_factory=list)
 
 
 class ModelSupport(Fact):

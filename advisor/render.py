@@ -76,6 +76,10 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
             continue
         out[flag_key(name)] = value
     out.update(_switches(eng, opt))
+    for key, value in opt.attention_flags:  # the fallback attention backend where the flash one cannot run
+        name = eng.flag(key, version)
+        if name is not None:
+            out[flag_key(name)] = value
     for key, value in req.flags.items():  # other user-fixed flags are the engine's own: kept as given
         if key not in values:
             out.setdefault(key, value)

@@ -165,6 +165,16 @@ def _attention_ok(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec, 
     return False
 
 
+def attention_flags(eng: EngineProfile, version: str, gpu: Gpu) -> dict[str, str | bool]:
+    """Engine flags (by flag-table key) that select the fallback attention backend on a GPU the flash backend
+    cannot run on, in this release's spelling; empty where the engine falls back by itself."""
+    attention = eng.attention
+    if attention is None or _flash_ok(eng, gpu):
+        return {}
+    entry = next((f for f in attention.fallback_flags if f.covers(version) and eng.flag(f.key, version)), None)
+    return {entry.key: entry.value} if entry else {}
+
+
 def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) -> tuple[dict[str, str], list[str]]:
     """Environment the engine needs for this model/GPU, and rationale lines about the attention backend."""
     attention = eng.attention
@@ -175,8 +185,10 @@ def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) 
     if flash is not None and not _flash_ok(eng, gpu):
         fallback = next((name for name, b in attention.backends.items()
                          if name != attention.flash_backend and at_least(gpu.compute_capability, b.min_cc) and b.covers(version)), None)
-        notes.append(f"FlashAttention-2 needs sm{flash.min_cc.replace('.', '')}+; on {cc_text(gpu)} {eng.name} falls back to "
-                     f"the {fallback or 'slower'} backend ({flash.source})")
+        chosen = "".join(f" (set by {eng.flag(k, version)}{'' if v is True else f' {v}'})"
+                         for k, v in attention_flags(eng, version, gpu).items())
+        notes.append(f"{attention.flash_name} needs sm{flash.min_cc.replace('.', '')}+; on {cc_text(gpu)} {eng.name} falls back "
+                     f"to the {fallback or 'slower'} backend{chosen} ({flash.source})")
     softcap = attention.softcap
     if (softcap and attention.backend_env and "attn_logit_softcapping" in model.special and _flash_ok(eng, gpu)
             and softcap.flash_attn_since and not at_least(version, softcap.flash_attn_since)):

@@ -12,6 +12,7 @@ from advisor.rules import (
     QuantChoice,
     RuleLog,
     attention_env,
+    attention_flags,
     choose_version,
     dtype_choices,
     engine_supports_gpu,
@@ -209,3 +210,21 @@ def test_a_weight_only_list_out_of_order_does_not_load(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ProfileError, match="oldest first"):
         load_profile(path)
+
+
+def test_sglang_on_turing_selects_the_triton_backend_with_each_releases_own_switch():
+    sglang, t4 = profile("sglang"), gpus()["t4"]
+    assert attention_flags(sglang, "0.2.15", t4) == {"disable_flashinfer": True}
+    assert attention_flags(sglang, "0.3.1", t4) == {"attention_backend": "triton"}
+    assert attention_flags(sglang, "0.3.1", gpus()["a100-sxm4-80gb"]) == {}
+    _, notes = attention_env(sglang, "0.3.1", t4, model("meta-llama/Llama-2-7b-hf"))
+    assert any("FlashInfer needs sm80+" in n and "--attention-backend triton" in n for n in notes)
+
+
+def test_the_fallback_switch_reaches_the_sglang_command_on_a_t4():
+    from advisor.services import recommend
+
+    out = recommend({"gpu": "Tesla T4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "sglang",
+                     "engine_version": "0.3.5"})
+    top = out["recommendations"][0]
+    assert top["flags"]["attention_backend"] == "triton" and "--attention-backend triton" in top["command"]
