@@ -185,6 +185,22 @@ class Technique(Span, Fact):
     default_on_since: Version | None = None
 
 
+class ReducedCapture(Fact):
+    """A release flag (`key` in the flag table) that captures graphs only up to `max_batch`, saving at least
+    `saving_gib` of graph memory: the alternative to eager mode where the release has the flag."""
+
+    key: str
+    max_batch: int = Field(gt=0)
+    saving_gib: float = Field(gt=0)
+
+
+class ProfiledGraphs(Fact):
+    """From release `since` the engine measures graph memory inside its memory fraction, so graphs no longer
+    need headroom outside it."""
+
+    since: Version
+
+
 class CudaGraphs(Fact):
     """Memory CUDA-graph capture takes beyond the engine's memory fraction: a dense model needs the low end
     of the stated range; a mixture-of-experts model's fused-expert kernels are captured per batch size and
@@ -194,6 +210,8 @@ class CudaGraphs(Fact):
     extra_gib_max: float = Field(ge=0)
     moe_source: Url | None = None
     moe_quote: Quote | None = None
+    reduced: ReducedCapture | None = None
+    profiled: ProfiledGraphs | None = None
 
     def extra_gib(self, mixture_of_experts: bool) -> float:
         return self.extra_gib_max if mixture_of_experts else self.extra_gib_min

@@ -118,15 +118,19 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         lines.append(f"{opt.quant.label} is applied while loading; the {req.model.dtype} weights must fit first ({opt.quant.source})")
     if opt.kv_dtype:
         lines.append(f"{opt.kv_dtype} KV cache halves the cache per token at a small accuracy cost")
-    if render.needs_eager(req, opt) and "enforce_eager" not in req.flags:
-        graphs = profile(opt.engine).cuda_graphs
-        if graphs is not None:
-            moe = req.model.is_moe and graphs.moe_source
-            lines.append(f"enforce_eager: only {req.gpu.usable_gib * (1 - p.gpu_memory_utilization):.2f} GiB is left outside "
-                         f"gpu_memory_utilization, and CUDA graphs take {graphs.extra_gib_min:g}-{graphs.extra_gib_max:g} GiB "
-                         f"more per GPU ({graphs.source})"
-                         + (f"; a mixture-of-experts model's graphs take the upper {graphs.extra_gib_max:g} GiB "
-                            f"({graphs.moe_source})" if moe else ""))
+    mode = render.graph_mode(req, opt)
+    graphs = profile(opt.engine).cuda_graphs
+    if mode != "graphs" and graphs is not None and "enforce_eager" not in req.flags:
+        moe = req.model.is_moe and graphs.moe_source
+        why = (f"only {render.graph_headroom(req, opt):.2f} GiB is left outside gpu_memory_utilization, and CUDA graphs "
+               f"take {graphs.extra_gib_min:g}-{graphs.extra_gib_max:g} GiB more per GPU ({graphs.source})"
+               + (f"; a mixture-of-experts model's graphs take the upper {graphs.extra_gib_max:g} GiB "
+                  f"({graphs.moe_source})" if moe else ""))
+        if mode == "reduced" and graphs.reduced:
+            lines.append(f"{graphs.reduced.key}={graphs.reduced.max_batch}: {why}; capturing batch sizes up to "
+                         f"{graphs.reduced.max_batch} saves {graphs.reduced.saving_gib:g}+ GiB ({graphs.reduced.source})")
+        else:
+            lines.append(f"enforce_eager: {why}")
     note = render.replicas_note(opt)
     if note:
         lines.append(note)

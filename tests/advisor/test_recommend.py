@@ -139,13 +139,16 @@ def test_a_vllm_release_before_cuda_12_uses_the_cuda_11_8_build():
 
 
 def test_a_high_memory_fraction_leaves_no_room_for_cuda_graphs_so_vllm_runs_eagerly():
-    base = {"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm"}
+    # a release before 0.21.0, which began measuring graph memory inside the fraction (LMCache #3430)
+    base = {"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm", "engine_version": "0.20.0"}
     default = recommend(base)["recommendations"][0]
     tight = recommend({**base, "flags": {"gpu_memory_utilization": 0.97}})["recommendations"][0]
     assert default["flags"]["enforce_eager"] is False
     assert tight["flags"]["enforce_eager"] is True and "--enforce-eager" in tight["command"]
     kept = recommend({**base, "flags": {"gpu_memory_utilization": 0.97, "enforce_eager": False}})["recommendations"][0]
     assert kept["flags"]["enforce_eager"] is False
+    profiled = recommend({**base, "engine_version": "0.21.0", "flags": {"gpu_memory_utilization": 0.97}})
+    assert profiled["recommendations"][0]["flags"]["enforce_eager"] is False
 
 
 def test_a_setup_that_misses_only_by_the_memory_fraction_is_named_as_an_action_not_a_recommendation():

@@ -81,3 +81,15 @@ def test_a_pinned_bf16_on_a_v100_offers_dtype_half_before_any_driver_upgrade():
                      "cuda": "11.2", "flags": {"dtype": "bfloat16"}})
     assert out["actions"][0].startswith("set dtype=half")
     assert any(a.startswith("upgrade the NVIDIA driver") for a in out["actions"][1:])
+
+
+@pytest.mark.parametrize(("version", "eager", "sizes"), [
+    ("0.8.5", True, None),  # no capture-size flag yet: eager is the only way
+    ("0.9.0", False, 128),  # --cuda-graph-sizes (vLLM #17201) saves 1-2 GiB: enough for the 3 GiB graphs
+    ("0.21.0", False, None),  # graph memory is profiled inside gpu_memory_utilization from 0.21.0
+])
+def test_moe_graphs_on_24_gb_use_the_cheapest_fix_each_release_has(version, eager, sizes):
+    out = recommend({"gpu": "NVIDIA A10", "gpu_count": 4, "model": "Qwen/Qwen3-30B-A3B", "engine": "vllm",
+                     "engine_version": version})
+    flags = out["recommendations"][0]["flags"]
+    assert flags["enforce_eager"] is eager and flags.get("cuda_graph_sizes") == sizes
