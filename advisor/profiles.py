@@ -105,6 +105,8 @@ class Quantization(Span, Fact):
     online_needs_full_weights: bool = False
     online_source: Url | None = None
     online_quote: Quote | None = None
+    since_source: Url | None = Field(default=None, description="the page that dates `since` when `source` does not")
+    since_quote: Quote | None = None
     weight_only: list[WeightOnly] = Field(default_factory=list, description="oldest first")
     tp_alignment: TpAlignment | None = None
     act_dtypes: ActDtypes | None = None

@@ -297,7 +297,7 @@ def _allowed(eng: EngineProfile, version: str, gpu: Gpu, name: str, spec: Quanti
     label = f"{eng.id} {spec.report_as or name}"
     if not spec.covers(version):
         span = f"from {eng.name} {spec.since}" if not at_least(version, spec.since) else f"until {eng.name} {spec.until}"
-        log.reject(label, f"{name} is available {span}", spec.source)
+        log.reject(label, f"{name} is available {span}", spec.since_source or spec.source)
         return None
     if at_least(gpu.compute_capability, spec.min_cc):
         return spec.compute

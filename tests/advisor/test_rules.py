@@ -228,3 +228,10 @@ def test_the_fallback_switch_reaches_the_sglang_command_on_a_t4():
                      "engine_version": "0.3.5"})
     top = out["recommendations"][0]
     assert top["flags"]["attention_backend"] == "triton" and "--attention-backend triton" in top["command"]
+
+
+def test_fp8_on_hopper_is_offered_from_vllm_0_5_0_not_only_from_0_5_3():
+    labels, _ = _quants("vllm", "0.5.0", "h100-sxm5-80gb", "meta-llama/Llama-2-7b-hf")
+    assert "fp8" in labels
+    labels, log = _quants("vllm", "0.4.0.post1", "h100-sxm5-80gb", "meta-llama/Llama-2-7b-hf")
+    assert "fp8" not in labels and "nm-vllm/issues/232" in log.rejections["vllm fp8"].source
