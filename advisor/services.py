@@ -86,6 +86,16 @@ def _below_default(req: Request, opt: Option) -> str:
     return f" (below {profile(opt.engine).name} {opt.version.version}'s default of {default} on {req.gpu.name})"
 
 
+def _kv_capped(req: Request, opt: Option) -> str:
+    """Why max_model_len is below the model's maximum when the KV pool is what caps it."""
+    p = opt.plan
+    wanted = min(req.model.max_context, req.max_context or req.model.max_context)
+    if "max_model_len" in req.flags or p.max_model_len >= wanted or p.kv_tokens >= wanted:
+        return ""
+    return (f", lowered because the {p.kv_cache_gib:.2f} GiB KV pool holds {p.kv_tokens} tokens at "
+            f"{p.kv_bytes_per_token / 1024:.0f} KiB/token, less than one {wanted}-token sequence")
+
+
 def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     p = opt.plan
     lines = [
@@ -93,7 +103,8 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         f"{p.weights_gib:.2f} GiB per GPU, activations ~{p.activation_gib:.2f} GiB, leaving {p.kv_cache_gib:.2f} GiB "
         f"of KV cache ({p.kv_tokens} tokens at {p.kv_bytes_per_token / 1024:.0f} KiB/token) within "
         f"{p.gpu_memory_utilization:g} x {req.gpu.usable_gib:.2f} GiB",
-        f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}); max_num_seqs {p.max_num_seqs} keeps "
+        f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}{_kv_capped(req, opt)}); "
+        f"max_num_seqs {p.max_num_seqs} keeps "
         f"that many {req.workload.prompt_tokens}+{req.workload.output_tokens}-token requests in the cache without preemption"
         + _below_default(req, opt),
         f"simulated ({arrival_model(req, opt)}): p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "

@@ -93,3 +93,13 @@ def test_moe_graphs_on_24_gb_use_the_cheapest_fix_each_release_has(version, eage
                      "engine_version": version})
     flags = out["recommendations"][0]["flags"]
     assert flags["enforce_eager"] is eager and flags.get("cuda_graph_sizes") == sizes
+
+
+def test_a_kv_pool_smaller_than_one_full_sequence_lowers_max_model_len_and_shows_the_numbers():
+    out = recommend({"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm",
+                     "engine_version": "0.5.3.post1"})
+    top = out["recommendations"][0]
+    length, kv_tokens = top["flags"]["max_model_len"], top["estimates"]["kv_tokens"]
+    assert length <= kv_tokens < 131072
+    line = next(r for r in top["rationale"] if r.startswith(f"max_model_len {length}"))
+    assert f"holds {kv_tokens} tokens" in line and "less than one 131072-token sequence" in line
