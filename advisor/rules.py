@@ -310,6 +310,11 @@ def _allowed(eng: EngineProfile, version: str, gpu: Gpu, name: str, spec: Quanti
     return None
 
 
+def _runs(spec: Quantization, version: str, gpu: Gpu) -> bool:
+    """True when the method has native kernels on this GPU in this release."""
+    return spec.covers(version) and at_least(gpu.compute_capability, spec.min_cc)
+
+
 def kernel_for(spec: Quantization, version: str, gpu: Gpu) -> str | None:
     """The faster kernel this release picks for the method on this GPU (e.g. awq_marlin), if any."""
     for kernel in spec.kernels:
@@ -357,6 +362,10 @@ def quant_choices(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec, 
         log.reject(f"{eng.id} {wanted}", f"{eng.name} does not list a '{wanted}' quantization")
         return []
     out = [] if wanted else [QuantChoice(None, None, 16, "fp16")]
+    if wanted and not any(_runs(table[n], version, gpu) for n in names):
+        able = [q.report_as or n for n, q in table.items() if not q.requested_only and _runs(q, version, gpu)]
+        log.act(f"set quantization to one that {eng.name} {version} runs on {cc_text(gpu)} instead of the pinned {wanted}: "
+                f"{', '.join(able) or 'none (16-bit weights)'}", first=True)
     published = quantized_checkpoints(model.catalog_id)
     for name in names:
         spec = table[name]
@@ -385,7 +394,16 @@ def kv_choices(eng: EngineProfile, version: str, gpu: Gpu, flags: dict[str, Any]
     """KV-cache dtype: the model dtype, plus the engine's fp8 cache where this release and GPU allow it."""
     if "kv_cache_dtype" in flags:  # fixed by the user ("auto" means the model dtype)
         wanted = flags["kv_cache_dtype"]
-        return [None if wanted in (None, "auto") else str(wanted)]
+        if wanted in (None, "auto"):
+            return [None]
+        pinned = eng.kv_cache_dtypes.get(str(wanted))
+        if pinned and pinned.min_cc and not at_least(gpu.compute_capability, pinned.min_cc):
+            log.reject(f"{eng.id} kv_cache_dtype={wanted}", f"{cc_text(gpu)} cannot use an FP8 KV cache in {eng.name} "
+                       f"(needs sm{pinned.min_cc.replace('.', '')}+)", pinned.source)
+            log.act(f"set kv_cache_dtype=auto instead of the pinned {wanted}: {cc_text(gpu)} has no FP8 KV cache in "
+                    f"{eng.name}", first=True)
+            return []
+        return [str(wanted)]
     out: list[str | None] = [None]
     for name, rule in eng.kv_cache_dtypes.items():
         if not rule.covers(version):
@@ -395,6 +413,10 @@ def kv_choices(eng: EngineProfile, version: str, gpu: Gpu, flags: dict[str, Any]
             continue
         out.append(name)
     return out
+
+
+def _tp_divides(model: ModelSpec, tp: int) -> bool:
+    return model.heads % tp == 0 and (model.kv_heads % tp == 0 or tp % model.kv_heads == 0)
 
 
 def layouts(eng: EngineProfile, model: ModelSpec, gpu_count: int, quant: QuantChoice, flags: dict[str, Any],
@@ -408,10 +430,14 @@ def layouts(eng: EngineProfile, model: ModelSpec, gpu_count: int, quant: QuantCh
     spec = eng.quantization.get(quant.method or "")
     align = spec.tp_alignment if spec else None
     for tp in sizes:
-        if model.heads % tp or (model.kv_heads % tp and tp % model.kv_heads):
+        if not _tp_divides(model, tp):
             log.reject(f"tensor_parallel_size={tp}", (
                 f"{model.id} has {model.heads} attention heads and {model.kv_heads} KV heads; tensor parallelism must divide them"),
                 eng.tp_rule.source if eng.tp_rule else None)
+            if fixed_tp:
+                valid = [t for t in range(1, gpu_count + 1) if gpu_count % t == 0 and _tp_divides(model, t)]
+                log.act(f"set tensor_parallel_size to one that divides {model.id}'s {model.heads} attention heads instead of "
+                        f"the pinned {tp}: {', '.join(map(str, valid))}", first=True)
             continue
         if align and quant.bits <= 4 and tp > 1:
             width = quant.intermediate or model.intermediate

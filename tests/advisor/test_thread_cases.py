@@ -76,13 +76,6 @@ def test_a_moe_model_on_80_gb_gpus_keeps_cuda_graphs():
     assert out["recommendations"][0]["flags"]["enforce_eager"] is False
 
 
-def test_a_pinned_bf16_on_a_v100_offers_dtype_half_before_any_driver_upgrade():
-    out = recommend({"gpu": "Tesla V100-SXM2-32GB", "model": "meta-llama/Llama-2-7b-hf", "engine": "vllm",
-                     "cuda": "11.2", "flags": {"dtype": "bfloat16"}})
-    assert out["actions"][0].startswith("set dtype=half")
-    assert any(a.startswith("upgrade the NVIDIA driver") for a in out["actions"][1:])
-
-
 @pytest.mark.parametrize(("version", "eager", "sizes"), [
     ("0.8.5", True, None),  # no capture-size flag yet: eager is the only way
     ("0.9.0", False, 128),  # --cuda-graph-sizes (vLLM #17201) saves 1-2 GiB: enough for the 3 GiB graphs
