@@ -4,7 +4,8 @@ Runs once per recommendation, between validation and simulation: engine -> relea
 GPU and model allow, or the requested one) -> dtype -> weight quantization -> KV dtype -> parallel
 layout, each step filtered by `advisor.rules`, then sized by `advisor.sizing`. User-fixed flags narrow
 the choices instead of being overridden; when one of them is what makes a setup impossible, the
-sizing reason names it.
+sizing reason names it. Without chunked prefill, a model maximum whose profiling pass leaves no room for
+one full-length sequence is lowered to the longest max_model_len that fits (see _capped).
 """
 from __future__ import annotations
 

@@ -61,7 +61,8 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
         "enforce_eager": bool(req.flags.get("enforce_eager", graph_mode(req, opt) == "eager")) if eng.cuda_graphs else None,
     }
     graphs = eng.cuda_graphs
-    if graphs and graphs.reduced and graph_mode(req, opt) == "reduced" and "enforce_eager" not in req.flags:
+    if (graphs and graphs.reduced and graph_mode(req, opt) == "reduced"
+            and not {"enforce_eager", graphs.reduced.key} & set(req.flags)):
         values[graphs.reduced.key] = graphs.reduced.max_batch
     if eng.context_per_slot:
         # the context flag is the whole KV cache, split evenly between the slots: one slot per concurrent
@@ -81,7 +82,7 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
     out.update(_switches(eng, opt))
     for key, value in opt.attention_flags:  # the fallback attention backend where the flash one cannot run
         name = eng.flag(key, version)
-        if name is not None:
+        if name is not None and flag_key(name) not in req.flags:
             out[flag_key(name)] = value
     for key, value in req.flags.items():  # other user-fixed flags are the engine's own: kept as given
         if key not in values:

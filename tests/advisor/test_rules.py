@@ -235,3 +235,11 @@ def test_fp8_on_hopper_is_offered_from_vllm_0_5_0_not_only_from_0_5_3():
     assert "fp8" in labels
     labels, log = _quants("vllm", "0.4.0.post1", "h100-sxm5-80gb", "meta-llama/Llama-2-7b-hf")
     assert "fp8" not in labels and "nm-vllm/issues/232" in log.rejections["vllm fp8"].source
+
+
+def test_a_backend_the_user_pinned_is_kept_rather_than_replaced_by_the_fallback_switch():
+    from advisor.services import recommend
+
+    out = recommend({"gpu": "Tesla T4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "sglang",
+                     "engine_version": "0.3.5", "flags": {"attention_backend": "torch_native"}})
+    assert out["recommendations"][0]["flags"]["attention_backend"] == "torch_native"
