@@ -4,7 +4,8 @@ Runs once per recommendation, between validation and simulation: engine -> relea
 GPU and model allow, or the requested one) -> dtype -> weight quantization -> KV dtype -> parallel
 layout, each step filtered by `advisor.rules`, then sized by `advisor.sizing`. User-fixed flags narrow
 the choices instead of being overridden; when one of them is what makes a setup impossible, the
-sizing reason names it.
+sizing reason names it. Without chunked prefill, a model maximum whose profiling pass leaves no room for
+one full-length sequence is lowered to the longest max_model_len that fits (see _capped).
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class Option:
     multi_lora: bool
     env: tuple[tuple[str, str], ...]
     notes: tuple[str, ...]
+    attention_flags: tuple[tuple[str, str | bool], ...] = ()  # by flag-table key: the fallback backend's switch
 
     @property
     def gpus_per_replica(self) -> int:
@@ -99,8 +101,10 @@ def default_max_num_seqs(eng: EngineProfile, version: str, gpu: Gpu) -> int:
 
 
 def _size(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv: str | None, tp: int, pp: int,
-          chunked: bool, bits: float, utilization: float | None = None) -> MemoryPlan:
+          chunked: bool, bits: float, utilization: float | None = None, length: int | None = None) -> MemoryPlan:
+    """Size one configuration; `length` tries a max_model_len of the advisor's choosing (see _capped)."""
     wanted, required, fixed = _lengths(req)
+    fixed = fixed or length
     if req.model.max_context < required:
         required = req.model.max_context
     seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version, req.gpu))
@@ -114,14 +118,46 @@ def _size(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv
         block_tokens=eng.block_size or BLOCK_TOKENS)
 
 
+LENGTH_STEP = 1024  # max_model_len is lowered in whole steps, as people configure it
+KV_CAP_SOURCE = "https://github.com/vllm-project/vllm/issues/6689"  # 405B FP8 on 8 x A100: --max-model-len 4096
+
+
+def _capped(req: Request, eng: EngineProfile, version: str, quant: QuantChoice, kv: str | None, tp: int, pp: int,
+            bits: float, full: MemoryPlan) -> tuple[MemoryPlan, str] | None:
+    """Without chunked prefill the start-up profiling pass runs max_model_len tokens at once, so for the
+    largest models the model's maximum leaves a KV pool that cannot hold one sequence of that length. The
+    longest max_model_len (in LENGTH_STEP steps, at least the workload's) whose pool holds one such sequence,
+    with a line that shows the arithmetic; None when even the workload's length does not fit."""
+    wanted, required, _ = _lengths(req)
+    lo, hi = max(1, -(-min(required, wanted) // LENGTH_STEP)), wanted // LENGTH_STEP
+    best: MemoryPlan | None = None
+    while lo <= hi:  # a shorter length shrinks the profiling pass and needs fewer KV tokens: monotone
+        mid = (lo + hi) // 2
+        trial = _size(req, eng, version, quant, kv, tp, pp, False, bits, length=mid * LENGTH_STEP)
+        if trial.fits:
+            best, lo = trial, mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        return None
+    note = (f"max_model_len lowered from the model's {wanted} to {best.max_model_len}: without chunked prefill the "
+            f"profiling pass at {wanted} tokens takes ~{full.activation_gib:.2f} GiB and leaves {full.kv_cache_gib:.2f} GiB "
+            f"of KV cache = {full.kv_tokens} tokens at {full.kv_bytes_per_token / 1024:.0f} KiB/token, less than one "
+            f"{wanted}-token sequence; at {best.max_model_len} the pass takes ~{best.activation_gib:.2f} GiB and "
+            f"{best.kv_cache_gib:.2f} GiB holds {best.kv_tokens} tokens ({KV_CAP_SOURCE})")
+    return best, note
+
+
 def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
     eid, log = eng.id, plan.log
     if not rules.engine_supports_gpu(eng, req.gpu, log):
         return
+    dtypes = rules.dtype_choices(eng, req.gpu, req.model, req.flags, log)  # before the release: its fix comes first
     version = rules.choose_version(eng, req, log)
     if version is None:
         return
     env, notes = rules.attention_env(eng, version.version, req.gpu, req.model)
+    backend_flags = tuple(rules.attention_flags(eng, version.version, req.gpu).items())
     chunked = _chunked(eng, version.version, req.flags)
     prefix = req.workload.shared_prefix_tokens > 0 and eng.technique("prefix_caching", version.version) is not None
     lora = req.workload.lora_adapters > 0
@@ -130,7 +166,7 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
                    f"holds no multi-LoRA switch for {eng.name} {version.version}")
         return
     seen: set[tuple[str, QuantChoice]] = set()
-    for model_dtype in rules.dtype_choices(eng, req.gpu, req.model, req.flags, log):
+    for model_dtype in dtypes:
         for quant in rules.quant_choices(eng, version.version, req.gpu, req.model, req.flags, log):
             dtype = rules.quant_dtype(model_dtype, quant, log)
             if (dtype, quant) in seen:
@@ -149,6 +185,11 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
                     bits = quant.bits if quant.method else 16
                     sized = _size(req, eng, version.version, quant, kv, tp, pp, chunked, bits)
                     label = f"{eid} {quant.label or dtype}{' kv ' + kv if kv else ''} tp={tp} pp={pp}"
+                    extra: tuple[str, ...] = ()
+                    if not sized.fits and not chunked and "max_model_len" not in req.flags:
+                        capped = _capped(req, eng, version.version, quant, kv, tp, pp, bits, sized)
+                        if capped:
+                            sized, extra = capped[0], (capped[1],)
                     if not sized.fits:
                         plan.misses.append((label, sized.reason or "does not fit"))
                         plan.missed_sizes[label] = sized
@@ -157,7 +198,8 @@ def _engine_options(req: Request, eng: EngineProfile, plan: Plan) -> None:
                     plan.options.append(Option(
                         engine=eid, version=version, dtype=dtype, quant=quant, kv_dtype=kv, tp=tp, pp=pp,
                         replicas=req.gpu_count // (tp * pp), plan=sized, chunked_prefill=chunked,
-                        prefix_caching=prefix, multi_lora=lora, env=tuple(env.items()), notes=tuple(notes)))
+                        prefix_caching=prefix, multi_lora=lora, env=tuple(env.items()), notes=(*notes, *extra),
+                        attention_flags=backend_flags))
 
 
 def _suggest_tighter(req: Request, eng: EngineProfile, version: str, dtype: str, quant: QuantChoice, kv: str | None,

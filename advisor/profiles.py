@@ -85,6 +85,14 @@ class Kernel(Span, Fact):
     min_cc_source: Url | None = None
 
 
+class WeightOnly(Fact):
+    """From release `since`, GPUs of at least `min_cc` run the method's weights with 16-bit math (a weight-only
+    kernel such as FP8 Marlin W8A16) where they lack native kernels; the floor drops as kernels widen."""
+
+    min_cc: Cc
+    since: Version
+
+
 class Quantization(Span, Fact):
     """One weight-quantization method: the GPUs and releases that have kernels for it."""
 
@@ -97,12 +105,22 @@ class Quantization(Span, Fact):
     online_needs_full_weights: bool = False
     online_source: Url | None = None
     online_quote: Quote | None = None
-    weight_only_min_cc: Cc | None = None
-    weight_only_since: Version | None = None
-    weight_only_source: Url | None = None
+    since_source: Url | None = Field(default=None, description="the page that dates `since` when `source` does not")
+    since_quote: Quote | None = None
+    weight_only: list[WeightOnly] = Field(default_factory=list, description="oldest first")
     tp_alignment: TpAlignment | None = None
     act_dtypes: ActDtypes | None = None
     kernels: list[Kernel] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _weight_only_in_order(self) -> Quantization:
+        if [vkey(w.since) for w in self.weight_only] != sorted(vkey(w.since) for w in self.weight_only):
+            raise ValueError("weight_only entries must be listed oldest first")
+        return self
+
+    def weight_only_at(self, version: str) -> WeightOnly | None:
+        """The weight-only floor in force at this release (the newest entry up to it), or None."""
+        return next((w for w in reversed(self.weight_only) if at_least(version, w.since)), None)
 
 
 class KvCacheDtype(Span, Fact):
@@ -110,22 +128,40 @@ class KvCacheDtype(Span, Fact):
 
 
 class Backend(Span, Fact):
+    """An attention backend, the GPUs it runs on and the releases that ship it (`until_source`: where its
+    removal is announced)."""
+
     min_cc: Cc
+    until_source: Url | None = None
+    until_quote: Quote | None = None
 
 
 class Softcap(Fact):
-    """Attention logit soft-capping (Gemma 2): which backends implement it from which release."""
+    """Attention logit soft-capping (Gemma 2): which backends implement it from which release.
 
-    flash_attn_since: Version
-    xformers_since: Version
-    xformers_source: Url
+    `flash_attn_since` None: every catalogued release's flash backend has it. `xformers_since` None: the engine has no fallback backend with soft-capping, so a GPU without the
+    flash backend cannot serve such a model in any release (TGI: FlashAttention-2 only)."""
+
+    flash_attn_since: Version | None = None
+    xformers_since: Version | None = None
+    xformers_source: Url | None = None
+
+
+class FallbackFlag(Span, Fact):
+    """The engine flag (a key of its flag table, spelled per release) and value that select the fallback backend
+    where the flash backend cannot run: an engine that does not fall back by itself crashes without it."""
+
+    key: str
+    value: str | bool
 
 
 class Attention(_Data):
     backends: dict[str, Backend]
     softcap: Softcap | None = None
     flash_backend: str = "FLASH_ATTN"
+    flash_name: str = Field(default="FlashAttention-2", description="how the rationale names the flash backend")
     backend_env: str | None = None
+    fallback_flags: list[FallbackFlag] = Field(default_factory=list)
 
 
 class ModelSupport(Fact):
@@ -151,9 +187,36 @@ class Technique(Span, Fact):
     default_on_since: Version | None = None
 
 
+class ReducedCapture(Fact):
+    """A release flag (`key` in the flag table) that captures graphs only up to `max_batch`, saving at least
+    `saving_gib` of graph memory: the alternative to eager mode where the release has the flag."""
+
+    key: str
+    max_batch: int = Field(gt=0)
+    saving_gib: float = Field(gt=0)
+
+
+class ProfiledGraphs(Fact):
+    """From release `since` the engine measures graph memory inside its memory fraction, so graphs no longer
+    need headroom outside it."""
+
+    since: Version
+
+
 class CudaGraphs(Fact):
+    """Memory CUDA-graph capture takes beyond the engine's memory fraction: a dense model needs the low end
+    of the stated range; a mixture-of-experts model's fused-expert kernels are captured per batch size and
+    take the high end (`moe_source`: a thread where only eager mode fitted)."""
+
     extra_gib_min: float = Field(ge=0)
     extra_gib_max: float = Field(ge=0)
+    moe_source: Url | None = None
+    moe_quote: Quote | None = None
+    reduced: ReducedCapture | None = None
+    profiled: ProfiledGraphs | None = None
+
+    def extra_gib(self, mixture_of_experts: bool) -> float:
+        return self.extra_gib_max if mixture_of_experts else self.extra_gib_min
 
 
 class MemoryFraction(_Data):

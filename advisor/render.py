@@ -7,7 +7,7 @@ table), so `flags` can be pasted into the engine's config and `command` into a s
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import Any, Literal
 
 from advisor.planner import Option
 from advisor.profiles import EngineProfile, Release, flag_key, profile
@@ -58,8 +58,12 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
         "gpu_memory_utilization": plan.gpu_memory_utilization, "max_num_seqs": plan.max_num_seqs,
         "kv_cache_dtype": opt.kv_dtype,
         "max_num_batched_tokens": plan.batched_tokens if opt.chunked_prefill else None,
-        "enforce_eager": bool(req.flags.get("enforce_eager", needs_eager(req, opt))) if eng.cuda_graphs else None,
+        "enforce_eager": bool(req.flags.get("enforce_eager", graph_mode(req, opt) == "eager")) if eng.cuda_graphs else None,
     }
+    graphs = eng.cuda_graphs
+    if (graphs and graphs.reduced and graph_mode(req, opt) == "reduced"
+            and not {"enforce_eager", graphs.reduced.key} & set(req.flags)):
+        values[graphs.reduced.key] = graphs.reduced.max_batch
     if eng.context_per_slot:
         # the context flag is the whole KV cache, split evenly between the slots: one slot per concurrent
         # request the cache can hold at the workload's length, each as long as the cache allows.
@@ -76,20 +80,41 @@ def engine_flags(req: Request, opt: Option) -> dict[str, Any]:
             continue
         out[flag_key(name)] = value
     out.update(_switches(eng, opt))
+    for key, value in opt.attention_flags:  # the fallback attention backend where the flash one cannot run
+        name = eng.flag(key, version)
+        if name is not None and flag_key(name) not in req.flags:
+            out[flag_key(name)] = value
     for key, value in req.flags.items():  # other user-fixed flags are the engine's own: kept as given
         if key not in values:
             out.setdefault(key, value)
     return out
 
 
-def needs_eager(req: Request, opt: Option) -> bool:
-    """CUDA graphs take memory beyond the gpu_memory_utilization budget (vLLM: "1~3 GiB per GPU"); when the
-    headroom left outside the budget is below the lower end, graphs would not fit: run eagerly."""
-    graphs = profile(opt.engine).cuda_graphs
-    if graphs is None:
-        return False
-    headroom = req.gpu.usable_gib * (1 - opt.plan.gpu_memory_utilization)
-    return headroom < graphs.extra_gib_min
+GraphMode = Literal["graphs", "reduced", "eager"]
+
+
+def graph_headroom(req: Request, opt: Option) -> float:
+    """GiB per GPU left outside the memory fraction, where CUDA graphs are captured."""
+    return req.gpu.usable_gib * (1 - opt.plan.gpu_memory_utilization)
+
+
+def graph_mode(req: Request, opt: Option) -> GraphMode:
+    """CUDA graphs take memory beyond the gpu_memory_utilization budget (vLLM: "1~3 GiB per GPU"). When the
+    headroom outside the budget is below what this model's graphs take (the low end for a dense model, the
+    high end for a mixture of experts): capture fewer batch sizes where the release has that flag and it
+    saves enough, else run eagerly. Releases that measure graph memory inside the budget need no headroom."""
+    eng = profile(opt.engine)
+    graphs = eng.cuda_graphs
+    version = opt.version.version
+    if graphs is None or (graphs.profiled and at_least(version, graphs.profiled.since)):
+        return "graphs"
+    need, headroom = graphs.extra_gib(req.model.is_moe), graph_headroom(req, opt)
+    if headroom >= need:
+        return "graphs"
+    reduced = graphs.reduced
+    if reduced and eng.flag(reduced.key, version) and headroom + reduced.saving_gib >= need:
+        return "reduced"
+    return "eager"
 
 
 def _cli(flags: dict[str, Any], eng: EngineProfile, version: str) -> list[str]:

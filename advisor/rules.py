@@ -87,9 +87,11 @@ class RuleLog:
     def reject(self, option: str, reason: str, source: str | None = None) -> None:
         self.rejections.setdefault(option, Rejection(option, reason, source))
 
-    def act(self, action: str) -> None:
+    def act(self, action: str, first: bool = False) -> None:
+        """Record an action; `first` puts a fix of the request itself ahead of changes to the host (a pinned
+        dtype the GPU lacks is fixed by a flag, before any driver upgrade)."""
         if action not in self.actions:
-            self.actions.append(action)
+            self.actions.insert(0 if first else len(self.actions), action)
 
     def act_once(self, key: str, action: str) -> None:
         """An action named by `key` once: releases are tried newest first, so a driver upgrade is offered
@@ -148,13 +150,29 @@ def _attention_ok(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec, 
     softcap = eng.attention.softcap if eng.attention else None
     if softcap is None or "attn_logit_softcapping" not in model.special:
         return True
-    if not _flash_ok(eng, gpu) and not at_least(version, softcap.xformers_since):
-        log.reject(f"{eng.id} {version}", (
-            f"{model.id} uses attention logit soft-capping; on {cc_text(gpu)} FlashAttention/FlashInfer are unavailable "
-            f"and the XFormers backend supports soft-capping only from {eng.name} {softcap.xformers_since}"),
-            softcap.xformers_source)
-        return False
-    return True
+    if _flash_ok(eng, gpu) or (softcap.xformers_since and at_least(version, softcap.xformers_since)):
+        return True
+    attention = eng.attention
+    flash = attention.backends[attention.flash_backend] if attention else None
+    need = f"sm{flash.min_cc.replace('.', '')}+" if flash else "a flash backend"
+    if softcap.xformers_since:
+        why = f"the XFormers backend supports soft-capping only from {eng.name} {softcap.xformers_since}"
+    else:
+        why = f"{eng.name} has no other backend that implements it"
+    log.reject(f"{eng.id} {version}", (
+        f"{model.id} uses attention logit soft-capping; on {cc_text(gpu)} FlashAttention/FlashInfer are unavailable "
+        f"(they need {need}) and {why}"), softcap.xformers_source or softcap.source)
+    return False
+
+
+def attention_flags(eng: EngineProfile, version: str, gpu: Gpu) -> dict[str, str | bool]:
+    """Engine flags (by flag-table key) that select the fallback attention backend on a GPU the flash backend
+    cannot run on, in this release's spelling; empty where the engine falls back by itself."""
+    attention = eng.attention
+    if attention is None or _flash_ok(eng, gpu):
+        return {}
+    entry = next((f for f in attention.fallback_flags if f.covers(version) and eng.flag(f.key, version)), None)
+    return {entry.key: entry.value} if entry else {}
 
 
 def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) -> tuple[dict[str, str], list[str]]:
@@ -167,11 +185,13 @@ def attention_env(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec) 
     if flash is not None and not _flash_ok(eng, gpu):
         fallback = next((name for name, b in attention.backends.items()
                          if name != attention.flash_backend and at_least(gpu.compute_capability, b.min_cc) and b.covers(version)), None)
-        notes.append(f"FlashAttention-2 needs sm{flash.min_cc.replace('.', '')}+; on {cc_text(gpu)} {eng.name} falls back to "
-                     f"the {fallback or 'slower'} backend ({flash.source})")
+        chosen = "".join(f" (set by {eng.flag(k, version)}{'' if v is True else f' {v}'})"
+                         for k, v in attention_flags(eng, version, gpu).items())
+        notes.append(f"{attention.flash_name} needs sm{flash.min_cc.replace('.', '')}+; on {cc_text(gpu)} {eng.name} falls back "
+                     f"to the {fallback or 'slower'} backend{chosen} ({flash.source})")
     softcap = attention.softcap
     if (softcap and attention.backend_env and "attn_logit_softcapping" in model.special and _flash_ok(eng, gpu)
-            and not at_least(version, softcap.flash_attn_since)):
+            and softcap.flash_attn_since and not at_least(version, softcap.flash_attn_since)):
         notes.append(f"{model.id} needs logit soft-capping, which this release implements only in FlashInfer "
                      f"({softcap.source}): set {attention.backend_env}=FLASHINFER")
         return {attention.backend_env: "FLASHINFER"}, notes
@@ -261,6 +281,10 @@ def dtype_choices(eng: EngineProfile, gpu: Gpu, model: ModelSpec, flags: dict[st
     if fallback and wanted == "bfloat16":
         log.warn(f"{model.id} ships {model.dtype} weights; serving in float16 on {gpu.name} (values beyond the fp16 range may overflow)")
         return ["float16"]
+    half = eng.dtypes.get("float16")
+    if wanted == "bfloat16" and half and at_least(gpu.compute_capability, half.min_cc):
+        log.act(f"set dtype=half (float16) instead of the pinned {wanted}: {cc_text(gpu)} has no {wanted}, "
+                f"float16 runs on it in {eng.name} ({rule.source})", first=True)
     return []
 
 
@@ -273,17 +297,22 @@ def _allowed(eng: EngineProfile, version: str, gpu: Gpu, name: str, spec: Quanti
     label = f"{eng.id} {spec.report_as or name}"
     if not spec.covers(version):
         span = f"from {eng.name} {spec.since}" if not at_least(version, spec.since) else f"until {eng.name} {spec.until}"
-        log.reject(label, f"{name} is available {span}", spec.source)
+        log.reject(label, f"{name} is available {span}", spec.since_source or spec.source)
         return None
     if at_least(gpu.compute_capability, spec.min_cc):
         return spec.compute
-    weight_only = spec.weight_only_min_cc
-    if (requested_checkpoint and weight_only and at_least(gpu.compute_capability, weight_only)
-            and at_least(version, spec.weight_only_since)):
+    weight_only = spec.weight_only_at(version) if requested_checkpoint else None
+    if weight_only and at_least(gpu.compute_capability, weight_only.min_cc):
         return "fp16"  # FP8 weights, fp16 math (Marlin W8A16)
-    floor = weight_only if requested_checkpoint and weight_only else spec.min_cc
-    log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng.name} (needs sm{floor.replace('.', '')}+)", spec.source)
+    floor = weight_only.min_cc if weight_only else spec.min_cc
+    log.reject(label, f"{cc_text(gpu)} has no {name} kernels in {eng.name} {version} (needs sm{floor.replace('.', '')}+)",
+               weight_only.source if weight_only else spec.source)
     return None
+
+
+def _runs(spec: Quantization, version: str, gpu: Gpu) -> bool:
+    """True when the method has native kernels on this GPU in this release."""
+    return spec.covers(version) and at_least(gpu.compute_capability, spec.min_cc)
 
 
 def kernel_for(spec: Quantization, version: str, gpu: Gpu) -> str | None:
@@ -333,6 +362,10 @@ def quant_choices(eng: EngineProfile, version: str, gpu: Gpu, model: ModelSpec, 
         log.reject(f"{eng.id} {wanted}", f"{eng.name} does not list a '{wanted}' quantization")
         return []
     out = [] if wanted else [QuantChoice(None, None, 16, "fp16")]
+    if wanted and not any(_runs(table[n], version, gpu) for n in names):
+        able = [q.report_as or n for n, q in table.items() if not q.requested_only and _runs(q, version, gpu)]
+        log.act(f"set quantization to one that {eng.name} {version} runs on {cc_text(gpu)} instead of the pinned {wanted}: "
+                f"{', '.join(able) or 'none (16-bit weights)'}", first=True)
     published = quantized_checkpoints(model.catalog_id)
     for name in names:
         spec = table[name]
@@ -361,7 +394,16 @@ def kv_choices(eng: EngineProfile, version: str, gpu: Gpu, flags: dict[str, Any]
     """KV-cache dtype: the model dtype, plus the engine's fp8 cache where this release and GPU allow it."""
     if "kv_cache_dtype" in flags:  # fixed by the user ("auto" means the model dtype)
         wanted = flags["kv_cache_dtype"]
-        return [None if wanted in (None, "auto") else str(wanted)]
+        if wanted in (None, "auto"):
+            return [None]
+        pinned = eng.kv_cache_dtypes.get(str(wanted))
+        if pinned and pinned.min_cc and not at_least(gpu.compute_capability, pinned.min_cc):
+            log.reject(f"{eng.id} kv_cache_dtype={wanted}", f"{cc_text(gpu)} cannot use an FP8 KV cache in {eng.name} "
+                       f"(needs sm{pinned.min_cc.replace('.', '')}+)", pinned.source)
+            log.act(f"set kv_cache_dtype=auto instead of the pinned {wanted}: {cc_text(gpu)} has no FP8 KV cache in "
+                    f"{eng.name}", first=True)
+            return []
+        return [str(wanted)]
     out: list[str | None] = [None]
     for name, rule in eng.kv_cache_dtypes.items():
         if not rule.covers(version):
@@ -371,6 +413,10 @@ def kv_choices(eng: EngineProfile, version: str, gpu: Gpu, flags: dict[str, Any]
             continue
         out.append(name)
     return out
+
+
+def _tp_divides(model: ModelSpec, tp: int) -> bool:
+    return model.heads % tp == 0 and (model.kv_heads % tp == 0 or tp % model.kv_heads == 0)
 
 
 def layouts(eng: EngineProfile, model: ModelSpec, gpu_count: int, quant: QuantChoice, flags: dict[str, Any],
@@ -384,10 +430,14 @@ def layouts(eng: EngineProfile, model: ModelSpec, gpu_count: int, quant: QuantCh
     spec = eng.quantization.get(quant.method or "")
     align = spec.tp_alignment if spec else None
     for tp in sizes:
-        if model.heads % tp or (model.kv_heads % tp and tp % model.kv_heads):
+        if not _tp_divides(model, tp):
             log.reject(f"tensor_parallel_size={tp}", (
                 f"{model.id} has {model.heads} attention heads and {model.kv_heads} KV heads; tensor parallelism must divide them"),
                 eng.tp_rule.source if eng.tp_rule else None)
+            if fixed_tp:
+                valid = [t for t in range(1, gpu_count + 1) if gpu_count % t == 0 and _tp_divides(model, t)]
+                log.act(f"set tensor_parallel_size to one that divides {model.id}'s {model.heads} attention heads instead of "
+                        f"the pinned {tp}: {', '.join(map(str, valid))}", first=True)
             continue
         if align and quant.bits <= 4 and tp > 1:
             width = quant.intermediate or model.intermediate

@@ -86,6 +86,16 @@ def _below_default(req: Request, opt: Option) -> str:
     return f" (below {profile(opt.engine).name} {opt.version.version}'s default of {default} on {req.gpu.name})"
 
 
+def _kv_capped(req: Request, opt: Option) -> str:
+    """Why max_model_len is below the model's maximum when the KV pool is what caps it."""
+    p = opt.plan
+    wanted = min(req.model.max_context, req.max_context or req.model.max_context)
+    if "max_model_len" in req.flags or p.max_model_len >= wanted or p.kv_tokens >= wanted:
+        return ""
+    return (f", lowered because the {p.kv_cache_gib:.2f} GiB KV pool holds {p.kv_tokens} tokens at "
+            f"{p.kv_bytes_per_token / 1024:.0f} KiB/token, less than one {wanted}-token sequence")
+
+
 def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
     p = opt.plan
     lines = [
@@ -93,7 +103,8 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         f"{p.weights_gib:.2f} GiB per GPU, activations ~{p.activation_gib:.2f} GiB, leaving {p.kv_cache_gib:.2f} GiB "
         f"of KV cache ({p.kv_tokens} tokens at {p.kv_bytes_per_token / 1024:.0f} KiB/token) within "
         f"{p.gpu_memory_utilization:g} x {req.gpu.usable_gib:.2f} GiB",
-        f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}); max_num_seqs {p.max_num_seqs} keeps "
+        f"max_model_len {p.max_model_len} (model maximum {req.model.max_context}{_kv_capped(req, opt)}); "
+        f"max_num_seqs {p.max_num_seqs} keeps "
         f"that many {req.workload.prompt_tokens}+{req.workload.output_tokens}-token requests in the cache without preemption"
         + _below_default(req, opt),
         f"simulated ({arrival_model(req, opt)}): p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "
@@ -118,12 +129,19 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         lines.append(f"{opt.quant.label} is applied while loading; the {req.model.dtype} weights must fit first ({opt.quant.source})")
     if opt.kv_dtype:
         lines.append(f"{opt.kv_dtype} KV cache halves the cache per token at a small accuracy cost")
-    if render.needs_eager(req, opt) and "enforce_eager" not in req.flags:
-        graphs = profile(opt.engine).cuda_graphs
-        if graphs is not None:
-            lines.append(f"enforce_eager: only {req.gpu.usable_gib * (1 - p.gpu_memory_utilization):.2f} GiB is left outside "
-                         f"gpu_memory_utilization, and CUDA graphs take {graphs.extra_gib_min:g}-{graphs.extra_gib_max:g} GiB "
-                         f"more per GPU ({graphs.source})")
+    mode = render.graph_mode(req, opt)
+    graphs = profile(opt.engine).cuda_graphs
+    if mode != "graphs" and graphs is not None and "enforce_eager" not in req.flags:
+        moe = req.model.is_moe and graphs.moe_source
+        why = (f"only {render.graph_headroom(req, opt):.2f} GiB is left outside gpu_memory_utilization, and CUDA graphs "
+               f"take {graphs.extra_gib_min:g}-{graphs.extra_gib_max:g} GiB more per GPU ({graphs.source})"
+               + (f"; a mixture-of-experts model's graphs take the upper {graphs.extra_gib_max:g} GiB "
+                  f"({graphs.moe_source})" if moe else ""))
+        if mode == "reduced" and graphs.reduced:
+            lines.append(f"{graphs.reduced.key}={graphs.reduced.max_batch}: {why}; capturing batch sizes up to "
+                         f"{graphs.reduced.max_batch} saves {graphs.reduced.saving_gib:g}+ GiB ({graphs.reduced.source})")
+        else:
+            lines.append(f"enforce_eager: {why}")
     note = render.replicas_note(opt)
     if note:
         lines.append(note)

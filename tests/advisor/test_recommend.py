@@ -32,7 +32,7 @@ def test_without_an_engine_every_engine_is_considered_and_full_precision_wins_wh
 
 def test_the_driver_picks_the_newest_release_it_can_run():
     out = recommend({**LLAMA8B, "engine": "vllm", "cuda": "12.2"})
-    assert out["recommendations"][0]["engine_version"] == "0.7.3"  # its cu118 build runs on a CUDA 12.2 driver
+    assert out["recommendations"][0]["engine_version"] == "0.8.5"  # its cu118 build runs on a CUDA 12.2 driver
 
 
 def test_nothing_fits_is_said_clearly():
@@ -139,13 +139,16 @@ def test_a_vllm_release_before_cuda_12_uses_the_cuda_11_8_build():
 
 
 def test_a_high_memory_fraction_leaves_no_room_for_cuda_graphs_so_vllm_runs_eagerly():
-    base = {"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm"}
+    # a release before 0.21.0, which began measuring graph memory inside the fraction (LMCache #3430)
+    base = {"gpu": "NVIDIA L4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm", "engine_version": "0.20.0"}
     default = recommend(base)["recommendations"][0]
     tight = recommend({**base, "flags": {"gpu_memory_utilization": 0.97}})["recommendations"][0]
     assert default["flags"]["enforce_eager"] is False
     assert tight["flags"]["enforce_eager"] is True and "--enforce-eager" in tight["command"]
     kept = recommend({**base, "flags": {"gpu_memory_utilization": 0.97, "enforce_eager": False}})["recommendations"][0]
     assert kept["flags"]["enforce_eager"] is False
+    profiled = recommend({**base, "engine_version": "0.21.0", "flags": {"gpu_memory_utilization": 0.97}})
+    assert profiled["recommendations"][0]["flags"]["enforce_eager"] is False
 
 
 def test_a_setup_that_misses_only_by_the_memory_fraction_is_named_as_an_action_not_a_recommendation():
@@ -174,8 +177,8 @@ def test_two_h100_on_a_cuda_12_4_driver_get_the_newest_release_built_for_it():
                      "engine": "vllm", "workload": {"prompt_tokens": 2048, "output_tokens": 256, "concurrency": 32},
                      "sla": {"p95_tpot_ms": 60}})
     best = out["recommendations"][0]
-    assert best["engine_version"] == "0.8.5"  # 0.9.0 moved to CUDA 12.8 wheels
-    assert any("CUDA >= 12.8 to use vLLM 0.9.0" in a for a in out["actions"])
+    assert best["engine_version"] == "0.8.5"  # 0.9.0 moved to CUDA 12.8 wheels (and a cu126 one)
+    assert any("CUDA >= 12.6 to use vLLM 0.10.0" in a for a in out["actions"])
     # V1 on H100 batches up to 1024 sequences by default (vllm#16158); the cap follows the KV cache instead
     assert best["flags"]["max_num_seqs"] > 256 or best["estimates"]["kv_tokens"] // (2048 + 256) <= 256
     assert out["verdict"]["status"] in {"meets_sla", "misses_sla"}

@@ -86,7 +86,6 @@ def test_a_cuda_12_4_driver_is_offered_one_upgrade_per_cuda_level_for_the_newest
     upgrades = [a for a in out["actions"] if a.startswith("upgrade the NVIDIA driver")]
     assert sorted(upgrades) == sorted([
         "upgrade the NVIDIA driver to one that supports CUDA >= 12.6 to use vLLM 0.10.0",
-        "upgrade the NVIDIA driver to one that supports CUDA >= 12.8 to use vLLM 0.9.0",
         "upgrade the NVIDIA driver to one that supports CUDA >= 12.9 to use vLLM 0.21.0",
     ])
     newer = {f"vllm {r.version}" for r in profile("vllm").releases if at_least(r.version, "0.9.0")}
@@ -146,3 +145,37 @@ def test_a_volta_gpu_on_a_cuda_13_driver_gets_the_cuda_12_build_because_cuda_13_
     assert turing["engine_version"] == "0.21.0" and turing["install"] == "pip install vllm==0.21.0"
     out = recommend({**v100, "engine_version": "0.12.0", "cuda": "13.0"})
     assert out["recommendations"][0]["install"] == "pip install vllm==0.12.0"  # not its +cu130 variant
+
+
+def test_sglang_flags_and_kv_cache_dtypes_follow_the_release_that_added_them():
+    sglang = profile("sglang")
+    assert sglang.flag("attention_backend", "0.3.0") is None and sglang.flag("disable_flashinfer", "0.3.0")
+    assert sglang.flag("attention_backend", "0.3.1") == "--attention-backend"
+    assert sglang.flag("disable_flashinfer", "0.3.1") is None
+    assert not sglang.kv_cache_dtypes["fp8_e5m2"].covers("0.2.13") and sglang.kv_cache_dtypes["fp8_e5m2"].covers("0.3.0")
+    assert not sglang.kv_cache_dtypes["fp8_e4m3"].covers("0.4.1") and sglang.kv_cache_dtypes["fp8_e4m3"].covers("0.4.1.post5")
+    assert sglang.technique_on("chunked_prefill", "0.2.13") and sglang.technique("chunked_prefill", "0.2.10") is None
+
+
+def test_sglang_0_2_releases_offer_no_fp8_kv_cache_and_every_sglang_release_cites_a_page():
+    out, _ = _top({**LLAMA8B, "engine": "sglang", "engine_version": "0.2.13"})
+    assert all(r["kv_cache_dtype"] is None for r in out["recommendations"])
+    newer, _ = _top({**LLAMA8B, "engine": "sglang", "engine_version": "0.3.0"})
+    assert any(r["kv_cache_dtype"] == "fp8_e5m2" for r in newer["recommendations"])
+    assert all(r.source.startswith("https://") for r in profile("sglang").releases)
+    assert [r.version for r in profile("sglang").releases][0] == "0.2.0"
+
+
+def test_vllm_0_6_2_and_0_6_3_shipped_no_cu118_wheel_so_a_cuda_11_8_driver_is_refused_them():
+    for version in ("0.6.2", "0.6.3"):
+        out = recommend({**LLAMA8B, "engine": "vllm", "engine_version": version, "cuda": "11.8"})
+        assert out["feasible"] is False and "issues/10319" in profile("vllm").release(version).source
+    _, rec = _top({**LLAMA8B, "engine": "vllm", "engine_version": "0.6.1.post2", "cuda": "11.8"})
+    assert "+cu118" in rec["install"]
+
+
+def test_vllm_0_8_5_and_0_9_0_install_from_their_github_wheels_on_older_drivers():
+    _, rec = _top({**LLAMA8B, "engine": "vllm", "engine_version": "0.8.5", "cuda": "12.2"})
+    assert rec["install"].startswith(f"pip install {WHEELS}/v0.8.5/vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl")
+    _, rec = _top({**LLAMA8B, "engine": "vllm", "engine_version": "0.9.0", "cuda": "12.6"})
+    assert rec["install"].startswith(f"pip install {WHEELS}/v0.9.0/vllm-0.9.0+cu126-cp38-abi3-manylinux1_x86_64.whl")

@@ -1,16 +1,22 @@
 """Hard compatibility rules, one family per test: each rejects with a reason and a source."""
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from advisor.catalog import gpus
 from advisor.model_specs import resolve_model
-from advisor.profiles import profile
+from advisor.profiles import ENGINES_DIR, ProfileError, load_profile, profile
 from advisor.rules import (
     QuantChoice,
     RuleLog,
     attention_env,
+    attention_flags,
     choose_version,
     dtype_choices,
     engine_supports_gpu,
+    kernel_for,
     kv_choices,
     layouts,
     quant_choices,
@@ -99,7 +105,7 @@ def test_a_cuda_11_8_driver_gets_the_cu118_wheel_variant():
     choice, _ = _driver("11.8", "0.2.2")
     assert choice.cuda == "11.8" and choice.variant
     newest, _ = _driver("11.8")
-    assert newest.version == "0.7.3" and newest.cuda == "11.8"
+    assert newest.version == "0.8.5" and newest.cuda == "11.8"  # the newest release with a cu118 wheel
 
 
 def test_a_driver_older_than_every_wheel_is_rejected_with_an_upgrade_action():
@@ -173,3 +179,67 @@ def test_awq_and_gptq_checkpoints_get_the_marlin_kernels_where_the_release_and_g
     assert old["flags"]["quantization"] == "awq"  # before vllm#6745 the flag forced the slow kernel
     turing = recommend({**base, "gpu": "Tesla T4", "gpu_count": 4, "engine_version": "0.6.3"})["recommendations"]
     assert all(r["flags"].get("quantization") == "awq" for r in turing)  # Marlin needs sm80
+
+
+def test_marlin_kernels_reach_turing_from_the_release_after_vllm_29901():
+    awq, t4 = profile("vllm").quantization["awq"], gpus()["t4"]
+    assert kernel_for(awq, "0.13.0", t4) is None and kernel_for(awq, "0.14.0", t4) == "awq_marlin"
+    assert kernel_for(awq, "0.6.3", gpus()["a100-sxm4-80gb"]) == "awq_marlin"
+
+
+def test_fp8_weight_only_widens_from_ampere_to_turing_over_releases():
+    fp8_model = model("deepseek-ai/DeepSeek-V3")
+    log = RuleLog()
+    assert quant_choices(profile("vllm"), "0.13.0", gpus()["t4"], fp8_model, {}, log) == []
+    assert "sm80" in log.rejections["vllm fp8"].reason and "5975" in log.rejections["vllm fp8"].source
+    turing = quant_choices(profile("vllm"), "0.14.0", gpus()["t4"], fp8_model, {}, RuleLog())
+    assert [(q.label, q.compute) for q in turing] == [("fp8", "fp16")]
+
+
+def test_xformers_is_no_fallback_after_its_removal_in_vllm_0_12():
+    _, notes = attention_env(profile("vllm"), "0.11.0", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
+    assert any("XFORMERS" in n for n in notes)
+    _, notes = attention_env(profile("vllm"), "0.12.0", gpus()["t4"], model("meta-llama/Llama-2-7b-hf"))
+    assert notes and not any("XFORMERS" in n for n in notes)
+
+
+def test_a_weight_only_list_out_of_order_does_not_load(tmp_path):
+    data = json.loads((ENGINES_DIR / "vllm.json").read_text())
+    data["quantization"]["fp8"]["weight_only"].reverse()
+    path = tmp_path / "vllm.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProfileError, match="oldest first"):
+        load_profile(path)
+
+
+def test_sglang_on_turing_selects_the_triton_backend_with_each_releases_own_switch():
+    sglang, t4 = profile("sglang"), gpus()["t4"]
+    assert attention_flags(sglang, "0.2.15", t4) == {"disable_flashinfer": True}
+    assert attention_flags(sglang, "0.3.1", t4) == {"attention_backend": "triton"}
+    assert attention_flags(sglang, "0.3.1", gpus()["a100-sxm4-80gb"]) == {}
+    _, notes = attention_env(sglang, "0.3.1", t4, model("meta-llama/Llama-2-7b-hf"))
+    assert any("FlashInfer needs sm80+" in n and "--attention-backend triton" in n for n in notes)
+
+
+def test_the_fallback_switch_reaches_the_sglang_command_on_a_t4():
+    from advisor.services import recommend
+
+    out = recommend({"gpu": "Tesla T4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "sglang",
+                     "engine_version": "0.3.5"})
+    top = out["recommendations"][0]
+    assert top["flags"]["attention_backend"] == "triton" and "--attention-backend triton" in top["command"]
+
+
+def test_fp8_on_hopper_is_offered_from_vllm_0_5_0_not_only_from_0_5_3():
+    labels, _ = _quants("vllm", "0.5.0", "h100-sxm5-80gb", "meta-llama/Llama-2-7b-hf")
+    assert "fp8" in labels
+    labels, log = _quants("vllm", "0.4.0.post1", "h100-sxm5-80gb", "meta-llama/Llama-2-7b-hf")
+    assert "fp8" not in labels and "nm-vllm/issues/232" in log.rejections["vllm fp8"].source
+
+
+def test_a_backend_the_user_pinned_is_kept_rather_than_replaced_by_the_fallback_switch():
+    from advisor.services import recommend
+
+    out = recommend({"gpu": "Tesla T4", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "sglang",
+                     "engine_version": "0.3.5", "flags": {"attention_backend": "torch_native"}})
+    assert out["recommendations"][0]["flags"]["attention_backend"] == "torch_native"

@@ -65,7 +65,7 @@ def test_an_engine_version_between_catalogued_releases_is_accepted_with_a_warnin
 
 def test_a_release_older_than_the_catalog_is_refused_with_the_nearest_known_releases():
     with pytest.raises(AdvisorInputError) as err:
-        parse_request({**BASE, "engine": "sglang", "engine_version": "0.3.0"})
+        parse_request({**BASE, "engine": "sglang", "engine_version": "0.1.20"})
     assert "older than every catalogued release" in err.value.error
     assert profile("sglang").releases[0].version in err.value.hint
 
