@@ -275,9 +275,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "infrawiki.api_errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "infrawiki.api_parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "infrawiki.api_parsers.FormParser",
+        "infrawiki.api_parsers.MultiPartParser",
     ],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "infrawiki.api_parsers.ContentNegotiation",
     "DEFAULT_THROTTLE_CLASSES": ["infrawiki.throttling.AnonThrottle", "infrawiki.throttling.UserThrottle"],
     "NUM_PROXIES": NUM_PROXIES,
     # Per client; "N/second|minute|hour|day". Counted in the default cache (per process unless CACHES is shared).
