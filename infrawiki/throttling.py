@@ -5,8 +5,9 @@ Every limit names its client by `client_ip`, which believes X-Forwarded-For only
 NUM_PROXIES trusted proxies in front of the site (0 by default: the header is ignored, since any
 client can send it). DRF binds throttle rates when its classes are imported; the classes here read
 them on every request instead, so a deployment (or a test) can change
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] at run time. Counts live in the default cache (per process
-unless CACHE_URL shares it).
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] at run time. Counts are fixed windows in a store every web
+worker shares (infrawiki.rate_counter: the CACHE_URL cache when set, else PostgreSQL), so a limit
+holds however many gunicorn workers or hosts serve the site.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ import re
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from infrawiki import rate_counter
 
 
 def client_ip(request) -> str:
@@ -32,8 +34,12 @@ def client_ip(request) -> str:
     return hops[-min(proxies, len(hops))] if hops else remote
 
 
-class _LiveRate:
+class _SharedRate:
+    """DRF's throttle, counted in the shared store (DRF keeps its history in the default cache,
+    which is per process) with the rate read on every request."""
+
     scope: str
+    _wait: int = 0
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
@@ -41,12 +47,24 @@ class _LiveRate:
     def get_ident(self, request) -> str:
         return client_ip(request)
 
+    def allow_request(self, request, view) -> bool:
+        text = self.get_rate()
+        ident = self.get_cache_key(request, view) if text else None  # type: ignore[attr-defined]
+        if ident is None:
+            return True
+        rate = Rate.parse(text)
+        events, self._wait = rate_counter.hit(_key(self.scope, ident), rate.seconds)
+        return events <= rate.count
 
-class AnonThrottle(_LiveRate, AnonRateThrottle):
+    def wait(self) -> int:
+        return self._wait
+
+
+class AnonThrottle(_SharedRate, AnonRateThrottle):
     """Anonymous readers, counted per client address."""
 
 
-class UserThrottle(_LiveRate, UserRateThrottle):
+class UserThrottle(_SharedRate, UserRateThrottle):
     """Signed-in users and tools with a token, counted per user."""
 
 
@@ -75,17 +93,12 @@ def _key(scope: str, ident: str) -> str:
 
 def limited(scope: str, ident: str, rate: Rate) -> bool:
     """Whether `ident` has used up `rate` in `scope`'s current window (nothing is counted)."""
-    return (cache.get(_key(scope, ident)) or 0) >= rate.count
+    return rate_counter.seen(_key(scope, ident))[0] >= rate.count
 
 
 def count(scope: str, ident: str, rate: Rate) -> None:
     """Count one event for `ident`; the window starts with its first event."""
-    key = _key(scope, ident)
-    cache.add(key, 0, rate.seconds)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr: this event opens a new window
-        cache.set(key, 1, rate.seconds)
+    rate_counter.hit(_key(scope, ident), rate.seconds)
 
 
 def login_blocked(request, username: str) -> int | None:
