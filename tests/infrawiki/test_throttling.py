@@ -6,10 +6,14 @@ sends one confirmation email per client per window, whatever addresses it types.
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from infrawiki import rate_counter
+from infrawiki.models import RateCounter
 from tests.frontend.conftest import web  # noqa: F401,F811  (fixture)
 from tests.papers.smtp_sink import smtp_server_fixture  # noqa: F401  (the smtp_server fixture)
 
@@ -106,3 +110,15 @@ def test_one_client_gets_one_confirmation_email_however_many_addresses_it_types(
     assert Client(REMOTE_ADDR="10.4.0.1").post("/digest/", {"email": "other@example.org", "min_score": "0"}
                                                ).status_code == 200
     assert len(smtp_server.received) == 2
+
+
+def test_a_closed_window_restarts_the_count_and_closed_windows_are_purged():
+    assert [rate_counter.hit("limit:test:a", 1)[0] for _ in range(3)] == [1, 2, 3]
+    assert rate_counter.seen("limit:test:a")[0] == 3
+    rate_counter.hit("limit:test:b", 1)
+    time.sleep(1.2)
+    assert rate_counter.seen("limit:test:a") == (0, 0)  # the window closed: nothing counts any more
+    assert rate_counter.hit("limit:test:a", 60)[0] == 1  # the next event opens a new window...
+    assert not RateCounter.objects.filter(key="limit:test:b").exists()  # ...and closed ones are dropped
+    events, left = rate_counter.hit("limit:test:a", 60)
+    assert events == 2 and 55 <= left <= 60
