@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 
 from infrawiki.runtime import database_url
-from tests.conftest import ROOT, port_open, wait_until
+from tests.conftest import ROOT, port_open, require, wait_until
 from tests.reliability.conftest import free_port, http_status
 
 pytestmark = pytest.mark.slow
@@ -54,6 +55,7 @@ def servers(request, django_db_setup, django_db_blocker) -> Iterator[Servers]:
     env.pop("CACHE_URL", None)
     redis = None
     if request.param == "redis":  # a throwaway cache: no persistence, so it stops at once
+        require(shutil.which("redis-server") is not None, "redis-server is not installed")
         redis_port = free_port()
         redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--save", "",
                                   "--appendonly", "no"], stdout=subprocess.DEVNULL)

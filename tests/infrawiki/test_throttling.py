@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -122,3 +123,9 @@ def test_a_closed_window_restarts_the_count_and_closed_windows_are_purged():
     assert not RateCounter.objects.filter(key="limit:test:b").exists()  # ...and closed ones are dropped
     events, left = rate_counter.hit("limit:test:a", 60)
     assert events == 2 and 55 <= left <= 60
+
+
+def test_the_counter_table_writes_no_wal():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE oid = %s::regclass", [RateCounter._meta.db_table])
+        assert cursor.fetchone() == ("u",)  # unlogged: counting a request costs no fsync
