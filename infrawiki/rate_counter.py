@@ -22,42 +22,34 @@ from django.db import connection
 from infrawiki.models import RateCounter
 
 _TABLE = RateCounter._meta.db_table
-_PURGE_BATCH = 500
+_PURGE_BATCH = 100
 
 
 def _db_hit(key: str, seconds: int) -> tuple[int, int]:
-    # The row is locked by the upsert itself, so concurrent events on one key are counted one by
-    # one; an expired window is restarted in the same statement.
+    # One statement, so counting costs one round trip: the upsert locks the key's row, so concurrent
+    # events on one key are counted one by one, and restarts a closed window in place. The WITH
+    # clause first drops a batch of other keys' closed windows, so the table holds about as many
+    # rows as clients active within the longest window; SKIP LOCKED: purges never wait for (or
+    # deadlock on) each other or on a row being counted.
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
+            WITH purged AS (
+                DELETE FROM {_TABLE} WHERE key IN (
+                    SELECT key FROM {_TABLE} WHERE expires_at < clock_timestamp() AND key <> %(key)s
+                    LIMIT {_PURGE_BATCH} FOR UPDATE SKIP LOCKED))
             INSERT INTO {_TABLE} AS c (key, count, expires_at)
-            VALUES (%s, 1, clock_timestamp() + make_interval(secs => %s))
+            VALUES (%(key)s, 1, clock_timestamp() + make_interval(secs => %(seconds)s))
             ON CONFLICT (key) DO UPDATE SET
                 count = CASE WHEN c.expires_at <= clock_timestamp() THEN 1 ELSE c.count + 1 END,
                 expires_at = CASE WHEN c.expires_at <= clock_timestamp() THEN EXCLUDED.expires_at
                                   ELSE c.expires_at END
             RETURNING c.count, EXTRACT(EPOCH FROM c.expires_at - clock_timestamp())
             """,
-            [key, seconds],
+            {"key": key, "seconds": seconds},
         )
         count, left = cursor.fetchone()
-        if count == 1:
-            _purge_expired(cursor)
     return count, max(1, math.ceil(left))
-
-
-def _purge_expired(cursor) -> None:
-    """Drop a batch of finished windows whenever a new one opens, so the table holds about as many
-    rows as there are clients active within the longest window. SKIP LOCKED: two purges never wait
-    for (or deadlock on) each other or on a row being counted."""
-    cursor.execute(
-        f"""
-        DELETE FROM {_TABLE} WHERE key IN (
-            SELECT key FROM {_TABLE} WHERE expires_at < clock_timestamp()
-            LIMIT {_PURGE_BATCH} FOR UPDATE SKIP LOCKED)
-        """
-    )
 
 
 def _db_seen(key: str) -> tuple[int, int]:

@@ -65,7 +65,13 @@ class AnonThrottle(_SharedRate, AnonRateThrottle):
 
 
 class UserThrottle(_SharedRate, UserRateThrottle):
-    """Signed-in users and tools with a token, counted per user."""
+    """Signed-in users and tools with a token, counted per user. Anonymous clients are AnonThrottle's
+    alone (DRF would count them here too, by address: a second write for the same client)."""
+
+    def get_cache_key(self, request, view) -> str | None:
+        if not (request.user and request.user.is_authenticated):
+            return None
+        return super().get_cache_key(request, view)
 
 
 _RATE = re.compile(r"(\d+)/(\d*)(s|m|h|d)[a-z]*")
