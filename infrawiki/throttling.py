@@ -97,9 +97,16 @@ def _key(scope: str, ident: str) -> str:
     return f"limit:{scope}:" + hashlib.sha256(ident.encode("utf-8", "replace")).hexdigest()
 
 
+def blocked_for(scope: str, ident: str, rate: Rate) -> int | None:
+    """Seconds until `scope`'s current window closes if `ident` has used up `rate` in it, else None
+    (nothing is counted)."""
+    events, left = rate_counter.seen(_key(scope, ident))
+    return left if events >= rate.count else None
+
+
 def limited(scope: str, ident: str, rate: Rate) -> bool:
     """Whether `ident` has used up `rate` in `scope`'s current window (nothing is counted)."""
-    return rate_counter.seen(_key(scope, ident))[0] >= rate.count
+    return blocked_for(scope, ident, rate) is not None
 
 
 def count(scope: str, ident: str, rate: Rate) -> None:
@@ -114,11 +121,8 @@ def login_blocked(request, username: str) -> int | None:
     many accounts it tries); past either limit every attempt is refused, the right password too.
     """
     account, client = Rate.parse(settings.LOGIN_THROTTLE_ACCOUNT), Rate.parse(settings.LOGIN_THROTTLE_CLIENT)
-    if limited("login-account", username.strip().lower(), account):
-        return account.seconds
-    if limited("login-client", client_ip(request), client):
-        return client.seconds
-    return None
+    wait = blocked_for("login-account", username.strip().lower(), account)
+    return wait if wait is not None else blocked_for("login-client", client_ip(request), client)
 
 
 def count_login_failure(request, username: str) -> None:
