@@ -2,10 +2,10 @@
 attempts limited per account and per client like the login form (infrawiki.throttling)."""
 from __future__ import annotations
 
-from rest_framework import exceptions, parsers
+from rest_framework import exceptions
 from rest_framework.authtoken.views import ObtainAuthToken
 
-from infrawiki.api_parsers import JSONParser
+from infrawiki.api_parsers import FormParser, JSONParser, MultiPartParser
 from infrawiki.cli import refuse_argv
 from infrawiki.throttling import count_login_failure, login_blocked
 
@@ -13,7 +13,7 @@ from infrawiki.throttling import count_login_failure, login_blocked
 class ObtainToken(ObtainAuthToken):
     """DRF's token view with the login limits (DRF's own has no throttle at all)."""
 
-    parser_classes = [JSONParser, parsers.FormParser, parsers.MultiPartParser]  # DRF's view names its own
+    parser_classes = [JSONParser, FormParser, MultiPartParser]  # DRF's view names its own
 
     def post(self, request, *args, **kwargs):
         data = request.data

@@ -34,7 +34,7 @@ PORT = env_int("INFRAWIKI_PORT", 8000, minimum=1)
 SITE_URL = env_str("SITE_URL", f"http://127.0.0.1:{PORT}").rstrip("/")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "infrawiki.apps.AdminConfig",  # django.contrib.admin with a rate-limited login
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "advisor",
     "knowledge",
     "frontend",
+    "infrawiki",  # the rate-limit counters (infrawiki.models)
 ]
 
 MIDDLEWARE = [
@@ -255,8 +256,8 @@ else:
 # Seconds a page of the public paper list is served from the cache (0 = never): the list changes
 # with nightly crawls and scoring, so a short delay costs nothing and spares the database.
 API_LIST_CACHE_S = env_int("API_LIST_CACHE_S", 30, minimum=0)
-# Cached API pages and throttle counters. The default is per process; CACHE_URL=redis://… shares
-# them between every web worker and host, so rate limits hold across a fleet.
+# Cached API pages (per process by default) and, when CACHE_URL=redis://… is set, the rate-limit
+# counters; without it those are counted in PostgreSQL (infrawiki.rate_counter), never per process.
 CACHE_URL = env_url("CACHE_URL", schemes=("redis", "rediss"))
 CACHES = {
     "default": (
@@ -278,12 +279,13 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "infrawiki.api_errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "infrawiki.api_parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "infrawiki.api_parsers.FormParser",
+        "infrawiki.api_parsers.MultiPartParser",
     ],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "infrawiki.api_parsers.ContentNegotiation",
     "DEFAULT_THROTTLE_CLASSES": ["infrawiki.throttling.AnonThrottle", "infrawiki.throttling.UserThrottle"],
     "NUM_PROXIES": NUM_PROXIES,
-    # Per client; "N/second|minute|hour|day". Counted in the default cache (per process unless CACHES is shared).
+    # Per client; "N/second|minute|hour|day". Counted where every worker sees it (infrawiki.rate_counter).
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "600/minute"),
         "user": env_str("API_THROTTLE_USER", "3000/minute"),

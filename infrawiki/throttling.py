@@ -5,8 +5,9 @@ Every limit names its client by `client_ip`, which believes X-Forwarded-For only
 NUM_PROXIES trusted proxies in front of the site (0 by default: the header is ignored, since any
 client can send it). DRF binds throttle rates when its classes are imported; the classes here read
 them on every request instead, so a deployment (or a test) can change
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] at run time. Counts live in the default cache (per process
-unless CACHE_URL shares it).
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] at run time. Counts are fixed windows in a store every web
+worker shares (infrawiki.rate_counter: the CACHE_URL cache when set, else PostgreSQL), so a limit
+holds however many gunicorn workers or hosts serve the site.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ import re
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from infrawiki import rate_counter
 
 
 def client_ip(request) -> str:
@@ -32,8 +34,12 @@ def client_ip(request) -> str:
     return hops[-min(proxies, len(hops))] if hops else remote
 
 
-class _LiveRate:
+class _SharedRate:
+    """DRF's throttle, counted in the shared store (DRF keeps its history in the default cache,
+    which is per process) with the rate read on every request."""
+
     scope: str
+    _wait: int = 0
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
@@ -41,13 +47,31 @@ class _LiveRate:
     def get_ident(self, request) -> str:
         return client_ip(request)
 
+    def allow_request(self, request, view) -> bool:
+        text = self.get_rate()
+        ident = self.get_cache_key(request, view) if text else None  # type: ignore[attr-defined]
+        if ident is None:
+            return True
+        rate = Rate.parse(text)
+        events, self._wait = rate_counter.hit(_key(self.scope, ident), rate.seconds)
+        return events <= rate.count
 
-class AnonThrottle(_LiveRate, AnonRateThrottle):
+    def wait(self) -> int:
+        return self._wait
+
+
+class AnonThrottle(_SharedRate, AnonRateThrottle):
     """Anonymous readers, counted per client address."""
 
 
-class UserThrottle(_LiveRate, UserRateThrottle):
-    """Signed-in users and tools with a token, counted per user."""
+class UserThrottle(_SharedRate, UserRateThrottle):
+    """Signed-in users and tools with a token, counted per user. Anonymous clients are AnonThrottle's
+    alone (DRF would count them here too, by address: a second write for the same client)."""
+
+    def get_cache_key(self, request, view) -> str | None:
+        if not (request.user and request.user.is_authenticated):
+            return None
+        return super().get_cache_key(request, view)
 
 
 _RATE = re.compile(r"(\d+)/(\d*)(s|m|h|d)[a-z]*")
@@ -73,19 +97,21 @@ def _key(scope: str, ident: str) -> str:
     return f"limit:{scope}:" + hashlib.sha256(ident.encode("utf-8", "replace")).hexdigest()
 
 
+def blocked_for(scope: str, ident: str, rate: Rate) -> int | None:
+    """Seconds until `scope`'s current window closes if `ident` has used up `rate` in it, else None
+    (nothing is counted)."""
+    events, left = rate_counter.seen(_key(scope, ident))
+    return left if events >= rate.count else None
+
+
 def limited(scope: str, ident: str, rate: Rate) -> bool:
     """Whether `ident` has used up `rate` in `scope`'s current window (nothing is counted)."""
-    return (cache.get(_key(scope, ident)) or 0) >= rate.count
+    return blocked_for(scope, ident, rate) is not None
 
 
 def count(scope: str, ident: str, rate: Rate) -> None:
     """Count one event for `ident`; the window starts with its first event."""
-    key = _key(scope, ident)
-    cache.add(key, 0, rate.seconds)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr: this event opens a new window
-        cache.set(key, 1, rate.seconds)
+    rate_counter.hit(_key(scope, ident), rate.seconds)
 
 
 def login_blocked(request, username: str) -> int | None:
@@ -95,11 +121,8 @@ def login_blocked(request, username: str) -> int | None:
     many accounts it tries); past either limit every attempt is refused, the right password too.
     """
     account, client = Rate.parse(settings.LOGIN_THROTTLE_ACCOUNT), Rate.parse(settings.LOGIN_THROTTLE_CLIENT)
-    if limited("login-account", username.strip().lower(), account):
-        return account.seconds
-    if limited("login-client", client_ip(request), client):
-        return client.seconds
-    return None
+    wait = blocked_for("login-account", username.strip().lower(), account)
+    return wait if wait is not None else blocked_for("login-client", client_ip(request), client)
 
 
 def count_login_failure(request, username: str) -> None:

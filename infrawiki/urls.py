@@ -13,6 +13,7 @@ urlpatterns = [
 ]
 
 # /api/ paths answer errors in the API's JSON shape, pages in the site layout.
+handler400 = "frontend.views.errors.bad_request"
 handler403 = "frontend.views.errors.permission_denied"
 handler404 = "frontend.views.errors.not_found"
 handler500 = "frontend.views.errors.server_error"

@@ -1,8 +1,9 @@
 """Digest pages: subscribe form, confirmation link, one-click unsubscribe, and settings.
 
 Thin: each view validates a form or reads a signed token and calls papers.digest.subscriptions. The
-unsubscribe URL also takes the RFC 8058 one-click POST from mail clients (no CSRF token there);
-a plain GET only shows a button, so link scanners cannot unsubscribe anyone.
+unsubscribe URL also takes the RFC 8058 one-click POST from mail clients (no CSRF token there).
+A plain GET of an emailed link (confirm or unsubscribe) only shows a button, so mail scanners that
+fetch every link cannot subscribe or unsubscribe anyone.
 """
 from __future__ import annotations
 
@@ -47,9 +48,13 @@ def subscribe(request: HttpRequest) -> HttpResponse:
     return render(request, "papers/digest/subscribe.html", {"form": form}, status=status)
 
 
-@require_http_methods(["GET"])
+@require_http_methods(["GET", "POST"])
 def confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """GET: the button; POST (the button, with its CSRF token): use the one-time link."""
     try:
+        if request.method == "GET":
+            subscription = subscriptions.confirmable(token)
+            return render(request, "papers/digest/confirm.html", {"subscription": subscription})
         subscription = subscriptions.confirm(token)
     except tokens.SubscriptionError as exc:
         return _invalid_link(request, exc)

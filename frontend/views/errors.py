@@ -1,11 +1,21 @@
 """Error pages: JSON in the API's error shape under /api/, the site layout elsewhere (root urls'
-handler403 / handler404 / handler500 point here)."""
+handler400 / handler403 / handler404 / handler500 point here)."""
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from infrawiki.api_errors import api_not_found, api_server_error, error_body
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's refusals of a request it cannot read (a form body not in UTF-8, too many fields)."""
+    message = str(exception) if exception and str(exception) else "The request could not be read."
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("malformed request", message, "Send a valid JSON body with "
+                                       "Content-Type: application/json."), status=400)
+    return render(request, "frontend/error.html", {"title": "Bad request", "status": 400, "message": message},
+                  status=400)
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -1,4 +1,4 @@
-"""Technique pages: diagnose (/diagnose/?q=), the technique index (/techniques/) and one technique
+"""Technique pages: diagnose (/diagnose/, a POST form; ?q= for shared links), the technique index (/techniques/) and one technique
 (/techniques/<name>/) with the papers and facts linked to it and the engine flags that switch it on;
 editors set which techniques a fact is about from the fact's page (a revision, like any edit)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from advisor import profiles
 from advisor.diagnose import MAX_QUERY_CHARS, DiagnoseInputError, diagnose
@@ -17,8 +17,11 @@ from ontology import services as ontology_services
 from ontology.schema import FactValidationError
 
 
+@require_http_methods(["GET", "POST"])
 def diagnose_page(request: HttpRequest) -> HttpResponse:
-    q = request.GET.get("q", "").strip()
+    """The form posts (a pasted error message of up to MAX_QUERY_CHARS would not fit in a URL);
+    a GET with ?q= still answers, for short links people share."""
+    q = (request.POST if request.method == "POST" else request.GET).get("q", "").strip()
     result, error = None, None
     if q:
         try:

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
+from django.urls import reverse
 
+from papers import arxiv_ids
 from papers.digest.similar import SimilarityIndex
 from papers.models import CodeRepo, Paper, PaperRepo, Score, Subscription
 from papers.scoring.selectors import fact_field, fact_input
@@ -19,6 +22,14 @@ MAX_ITEMS = 20
 FACTS_PER_PAPER = 3
 SIMILAR_PER_PAPER = 3
 FIRST_DIGEST_LOOKBACK = timedelta(days=7)
+
+
+def paper_url(paper: Paper) -> str:
+    """Where an email links a paper: its arXiv abstract, or, for a paper without an arXiv id (an
+    uploaded PDF, keyed by its content hash), its page on this site as an absolute URL."""
+    if arxiv_ids.is_arxiv_id(paper.arxiv_id):
+        return f"https://arxiv.org/abs/{paper.arxiv_id}"
+    return settings.SITE_URL + reverse("frontend:paper", args=[paper.arxiv_id])
 
 
 @dataclass
@@ -31,7 +42,12 @@ class DigestItem:
 
     @property
     def abs_url(self) -> str:
-        return f"https://arxiv.org/abs/{self.paper.arxiv_id}"
+        return paper_url(self.paper)
+
+    @property
+    def more_like_this(self) -> list[tuple[Paper, str]]:
+        """The similar papers with their links, nearest first."""
+        return [(paper, paper_url(paper)) for paper, _ in self.similar]
 
 
 @dataclass

@@ -3,6 +3,11 @@
 Called by the digest views (papers.views) and the API. The links in its emails carry the signed
 tokens of papers.digest.tokens, so no login is needed. Errors are SubscriptionError with a message a
 person can act on ("this link expired: subscribe again").
+
+A confirmation link confirms once: confirming is a conditional UPDATE on the link's nonce (the
+claim pattern of papers.digest.services), which empties it; a newer confirmation email replaces it
+and unsubscribing empties it, so an old link replayed (by a mail scanner or anyone else) can never
+re-subscribe an address that left.
 """
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from papers.digest.emails import send_confirmation_email
-from papers.digest.tokens import SubscriptionError, read_token
+from papers.digest.tokens import SubscriptionError, read_confirm_token, read_token
 from papers.models import Subscription
+from papers.models.digest import new_confirm_nonce
 from papers.scoring.topics import TOPICS
 
 log = logging.getLogger(__name__)
@@ -68,8 +74,8 @@ def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0,
         if subscription.status != Subscription.Status.ACTIVE:
             subscription.status = Subscription.Status.PENDING
             subscription.topics, subscription.min_score = chosen, score
-        subscription.confirmation_sent_at = now
-        subscription.save(update_fields=["status", "topics", "min_score", "confirmation_sent_at"])
+        subscription.confirmation_sent_at, subscription.confirm_nonce = now, new_confirm_nonce()
+        subscription.save(update_fields=["status", "topics", "min_score", "confirmation_sent_at", "confirm_nonce"])
     try:
         send_confirmation_email(subscription)
     except (smtplib.SMTPException, OSError) as exc:  # the row stays pending; asking again resends
@@ -81,25 +87,53 @@ def subscribe(email: str, topics: Iterable[str] = (), min_score: float = 0.0,
     return subscription
 
 
+def _refuse_unusable(subscription: Subscription) -> None:
+    """SubscriptionError saying why a confirmation link whose nonce is not the current one fails."""
+    if subscription.confirm_nonce:
+        raise SubscriptionError("A newer confirmation email replaced this link: use the link in the most recent "
+                                "email from InfraWiki.")
+    if subscription.status == Subscription.Status.UNSUBSCRIBED:
+        raise SubscriptionError(f"This link was already used, and {subscription.email} has unsubscribed since. "
+                                "To get the digest again, subscribe again.")
+    raise SubscriptionError(f"This link was already used: {subscription.email} is subscribed. Each digest has a "
+                            "link to change its settings.")
+
+
+def confirmable(token: str) -> Subscription:
+    """The subscription a confirmation link may still confirm (what the page with the button shows);
+    SubscriptionError when the link expired, was used, or was replaced by a newer one. Writes nothing."""
+    subscription, nonce = read_confirm_token(token)
+    if subscription.confirm_nonce != nonce:
+        _refuse_unusable(subscription)
+    return subscription
+
+
 def confirm(token: str, now: datetime | None = None) -> Subscription:
-    """Activate the subscription the confirmation token names; its first digest is due at once."""
+    """Use a confirmation link: activate the subscription it names (its first digest is due at once),
+    or, for an address already active that asked again, just use up the link. Exactly one of any
+    concurrent uses of a link succeeds; the others get SubscriptionError like any used link."""
     now = now or timezone.now()
-    subscription = read_token(token, "confirm")
-    if subscription.status != Subscription.Status.ACTIVE:
-        subscription.status = Subscription.Status.ACTIVE
-        subscription.confirmed_at, subscription.unsubscribed_at = now, None
-        subscription.next_digest_at = now
-        subscription.save(update_fields=["status", "confirmed_at", "unsubscribed_at", "next_digest_at"])
+    subscription, nonce = read_confirm_token(token)
+    current = Subscription.objects.filter(pk=subscription.pk, email=subscription.email, confirm_nonce=nonce)
+    claimed = current.filter(status=Subscription.Status.PENDING).update(
+        status=Subscription.Status.ACTIVE, confirm_nonce="", confirmed_at=now, unsubscribed_at=None,
+        next_digest_at=now,
+    ) or current.filter(status=Subscription.Status.ACTIVE).update(confirm_nonce="")
+    subscription.refresh_from_db()
+    if not claimed:
+        _refuse_unusable(subscription)
     return subscription
 
 
 def unsubscribe(token: str, now: datetime | None = None) -> Subscription:
-    """Stop all digests to the address the token names (idempotent)."""
+    """Stop all digests to the address the token names (idempotent); every confirmation link sent
+    to it stops working, so none can undo this."""
     subscription = read_token(token, "manage")
     if subscription.status != Subscription.Status.UNSUBSCRIBED:
         subscription.status = Subscription.Status.UNSUBSCRIBED
         subscription.unsubscribed_at, subscription.next_digest_at = now or timezone.now(), None
-        subscription.save(update_fields=["status", "unsubscribed_at", "next_digest_at"])
+        subscription.confirm_nonce = ""
+        subscription.save(update_fields=["status", "unsubscribed_at", "next_digest_at", "confirm_nonce"])
     return subscription
 
 

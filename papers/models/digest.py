@@ -6,8 +6,15 @@ only by a conditional UPDATE on its old value, so two workers never send the sam
 """
 from __future__ import annotations
 
+import secrets
+
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+
+
+def new_confirm_nonce() -> str:
+    """The one-time part of a confirmation link: a new one with each confirmation email."""
+    return secrets.token_urlsafe(12)
 
 
 class Subscription(models.Model):
@@ -25,6 +32,10 @@ class Subscription(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     confirmation_sent_at = models.DateTimeField(null=True, blank=True, help_text="throttles resends to one address")
     confirmed_at = models.DateTimeField(null=True, blank=True)
+    confirm_nonce = models.CharField(
+        max_length=32, blank=True, default=new_confirm_nonce,
+        help_text="in the latest confirmation link only; emptied when that link is used or the address unsubscribes",
+    )
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
     next_digest_at = models.DateTimeField(null=True, blank=True, db_index=True, help_text="due when <= now")
     last_digest_at = models.DateTimeField(null=True, blank=True, help_text="when the last digest was delivered")

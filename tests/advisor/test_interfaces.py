@@ -67,12 +67,14 @@ def _post(body, content_type="application/json"):
     return RecommendView.as_view()(request)
 
 
+@pytest.mark.django_db  # the API's rate limits count in the database
 def test_the_api_answers_a_valid_request():
     response = _post(REQUEST)
     assert response.status_code == 200
     assert response.data["recommendations"][0]["engine"] == "vllm"
 
 
+@pytest.mark.django_db
 def test_the_api_answers_400_with_error_and_hint_for_bad_input():
     response = _post({"gpu": "Banana GPU 9000", "model": "meta-llama/Llama-2-7b-hf"})
     assert response.status_code == 400

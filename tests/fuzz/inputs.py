@@ -61,6 +61,39 @@ def hostile_json_bodies() -> list[tuple[str, bytes, str]]:
     ]
 
 
+def _multipart(fields: dict[str, bytes], boundary: str = "fuzzBOUNDARY") -> bytes:
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode() + value + b"\r\n"
+             for name, value in fields.items()]
+    return b"".join(parts) + f"--{boundary}--\r\n".encode()
+
+
+def encoded_bodies(field: str) -> list[tuple[str, bytes, str]]:
+    """(label, body, content type): one of an operation's own fields (so the body reaches its view)
+    written in encodings and content types a JSON API does not expect."""
+    name = field.encode()
+    multipart = "multipart/form-data; boundary=fuzzBOUNDARY"
+    as_json = json.dumps({field: "out of memory"}).encode()
+    return [
+        ("multipart NUL", _multipart({field: b"x\x00y"}), multipart),
+        ("multipart lone surrogate (CESU bytes)", _multipart({field: b"\xed\xa0\x80"}), multipart),
+        ("multipart invalid UTF-8", _multipart({field: b"\xff\xfe"}), multipart),
+        ("multipart NUL in the name", _multipart({field + "\x00": b"x"}), multipart),
+        ("multipart without boundary", _multipart({field: b"x"}), "multipart/form-data"),
+        ("*/* with NUL escape", json.dumps({field: "x\u0000y"}).encode(), "*/*"),
+        ("*/* form", name + b"=x", "*/*"),
+        ("application/* json", as_json, "application/*"),
+        ("text/plain json", as_json, "text/plain"),
+        ("missing content type", as_json, ""),
+        ("latin-1 declared form", name + b"=\xff\xfe\x80", "application/x-www-form-urlencoded; charset=latin-1"),
+        ("unknown charset form", name + b"=x", "application/x-www-form-urlencoded; charset=no-such-codec"),
+        ("form, invalid UTF-8", name + b"=\xff\xfe", "application/x-www-form-urlencoded"),
+        ("form, lone surrogate", name + b"=%ED%A0%80", "application/x-www-form-urlencoded"),
+        ("json lone surrogate", f'{{"{field}": "\\ud800"}}'.encode(), "application/json"),
+        ("json lone surrogate key", b'{"\\udfff": "x"}', "application/json"),
+        ("json, latin-1 declared", f'{{"{field}": "\xe9"}}'.encode("latin-1"), "application/json; charset=latin-1"),
+    ]
+
+
 def field_bodies(r: random.Random, properties: dict[str, dict], count: int) -> list[dict]:
     """Objects with the operation's own field names holding hostile values (beyond its schema)."""
     names = list(properties) or ["value"]

@@ -6,10 +6,15 @@ sends one confirmation email per client per window, whatever addresses it types.
 """
 from __future__ import annotations
 
+import time
+
 import pytest
+from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
+from infrawiki import rate_counter
+from infrawiki.models import RateCounter
 from tests.frontend.conftest import web  # noqa: F401,F811  (fixture)
 from tests.papers.smtp_sink import smtp_server_fixture  # noqa: F401  (the smtp_server fixture)
 
@@ -87,7 +92,9 @@ def test_the_token_endpoint_counts_failures_per_client_whatever_accounts_it_trie
 def test_the_login_form_locks_an_account_after_repeated_wrong_passwords():
     for n in range(4):
         Client(REMOTE_ADDR=f"10.3.0.{n}").post("/login/", {"username": "owner", "password": f"guess-{n}"})
-    assert Client().post("/login/", {"username": "owner", "password": "owner-pw-2026"}).status_code == 429
+    refused = Client().post("/login/", {"username": "owner", "password": "owner-pw-2026"})
+    assert refused.status_code == 429
+    assert 890 < int(refused["Retry-After"]) <= 900  # what is left of the 15-minute window that opened just now
 
 
 def test_login_without_next_lands_on_a_page_that_exists():
@@ -106,3 +113,21 @@ def test_one_client_gets_one_confirmation_email_however_many_addresses_it_types(
     assert Client(REMOTE_ADDR="10.4.0.1").post("/digest/", {"email": "other@example.org", "min_score": "0"}
                                                ).status_code == 200
     assert len(smtp_server.received) == 2
+
+
+def test_a_closed_window_restarts_the_count_and_closed_windows_are_purged():
+    assert [rate_counter.hit("limit:test:a", 1)[0] for _ in range(3)] == [1, 2, 3]
+    assert rate_counter.seen("limit:test:a")[0] == 3
+    rate_counter.hit("limit:test:b", 1)
+    time.sleep(1.2)
+    assert rate_counter.seen("limit:test:a") == (0, 0)  # the window closed: nothing counts any more
+    assert rate_counter.hit("limit:test:a", 60)[0] == 1  # the next event opens a new window...
+    assert not RateCounter.objects.filter(key="limit:test:b").exists()  # ...and closed ones are dropped
+    events, left = rate_counter.hit("limit:test:a", 60)
+    assert events == 2 and 55 <= left <= 60
+
+
+def test_the_counter_table_writes_no_wal():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE oid = %s::regclass", [RateCounter._meta.db_table])
+        assert cursor.fetchone() == ("u",)  # unlogged: counting a request costs no fsync

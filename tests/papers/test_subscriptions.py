@@ -38,7 +38,11 @@ def test_subscribing_emails_a_confirmation_link_that_activates_the_subscription(
     [confirm_path] = links_in(text)
     assert confirm_path.startswith("/digest/confirm/") and confirm_path in html
 
-    confirmed = Client().get(confirm_path)
+    client = Client(enforce_csrf_checks=True)
+    shown = client.get(confirm_path)
+    assert shown.status_code == 200 and b"Confirm subscription" in shown.content
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', shown.content.decode()).group(1)
+    confirmed = client.post(confirm_path, {"csrfmiddlewaretoken": csrf})
     assert confirmed.status_code == 200 and b"Subscription confirmed" in confirmed.content
     subscription.refresh_from_db()
     assert subscription.status == "active" and subscription.next_digest_at is not None
