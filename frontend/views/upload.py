@@ -22,7 +22,7 @@ from infrawiki.permissions import is_editor
 from papers.services.imports import import_pdf
 
 
-def _queue_extraction(paper_id: int) -> bool:
+def queue_extraction(paper_id: int) -> bool:
     """Queue the stored paper's extraction; False when the broker cannot be reached."""
     from papers.tasks import extract_paper_task
 
@@ -53,7 +53,7 @@ def upload_pdf(request: HttpRequest) -> HttpResponse:
             messages.info(request, f"{upload.name} is already stored as {outcome.arxiv_id}.")
             return redirect("frontend:paper", arxiv_id=outcome.arxiv_id)
         else:
-            queued = _queue_extraction(outcome.paper_id)
+            queued = queue_extraction(outcome.paper_id)
             note = (" Its facts are being extracted." if queued else
                     " Extraction could not be queued (is the worker running?); run `manage.py extract_papers "
                     f"{outcome.arxiv_id}`.")
