@@ -44,7 +44,8 @@ def _open(path: Path, max_pages: int | None, max_inflated_bytes: int | None) -> 
     try:
         doc = pymupdf.open(path)
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
-        raise PdfError(f"the PDF is corrupt and could not be repaired ({exc}); download it again") from exc
+        detail = str(exc).replace(str(path), "the file")  # MuPDF names the path it was given
+        raise PdfError(f"the PDF is corrupt and could not be repaired ({detail}); download it again") from exc
     try:
         if doc.needs_pass or doc.is_encrypted:
             raise PdfError("the PDF is password-protected; supply an unencrypted copy")
