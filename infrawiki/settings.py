@@ -210,7 +210,6 @@ PDF_MAX_BYTES = env_int("PDF_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
 # at most 9.7 MB of text, fonts and drawings (images not counted), so a 300-page paper fits the caps.
 PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 300, minimum=1)
 PDF_MAX_INFLATED_BYTES = env_int("PDF_MAX_INFLATED_BYTES", 256 * 1024 * 1024, minimum=1024)
-PDF_PARSE_MAX_MEMORY_BYTES = env_int("PDF_PARSE_MAX_MEMORY_BYTES", 2 * 1024**3, minimum=64 * 1024 * 1024)
 # Below gunicorn's 60 s worker timeout, so an upload that hits it still answers (and cleans up).
 PDF_PARSE_TIMEOUT_S = env_float("PDF_PARSE_TIMEOUT_S", 45.0, minimum=1.0)
 DOWNLOAD_TIMEOUT_S = env_float("DOWNLOAD_TIMEOUT_S", 60.0, minimum=1.0)

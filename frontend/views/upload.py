@@ -2,7 +2,10 @@
 
 The same service as `import_pdfs` (papers.services.imports): identified, stored once by sha256,
 parsed and searchable before the page answers; its extraction is queued on the `extract` queue so
-a slow LLM never holds the web request. Anonymous users are sent to log in; others get 403.
+a slow LLM never holds the web request. The parse itself runs in a child process under a page cap,
+an inflated-size cap and PDF_PARSE_TIMEOUT_S (papers.pdf.bounded), shorter than gunicorn's worker
+timeout: a hostile file is answered with its reason and the spooled copy is always removed, instead
+of the worker being killed mid-request. Anonymous users are sent to log in; others get 403.
 """
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """`parse_bounded(path, limits)`: `parse_pdf` in a child process, under a page cap, an inflated-size
-cap, a memory cap and a time limit; whatever the file does, the caller gets a ParsedPdf or a PdfError.
+cap and a time limit; whatever the file does, the caller gets a ParsedPdf or a PdfError.
 
 Why a child process, and not the Celery task's time limit: the upload form and `import_pdfs` parse in
 the calling process (the paper is searchable before the page answers; no broker needed), and a parse
-stuck inside MuPDF's C code cannot be interrupted from Python: only a process can be stopped. A
-child also gives the memory cap (RLIMIT_AS) something to act on without taking the web worker down.
-It is forked, not spawned: the child starts with pymupdf already imported (a spawned interpreter
+stuck inside MuPDF's C code cannot be interrupted from Python: only a process can be stopped; and
+a child that runs out of memory or crashes takes no web worker with it. It is forked, not spawned: the child starts with pymupdf already imported (a spawned interpreter
 takes seconds to import it), runs nothing but the parse, and leaves with os._exit, so the parent's
 database connections and threads are never touched. Used by papers.services.pdfs (upload,
 `import_pdfs`, `ingest_pdf`, the Celery parse task).
@@ -25,31 +24,20 @@ from papers.pdf.model import ParsedPdf, PdfError
 from papers.pdf.parser import parse_pdf
 
 
+_DIED = "the PDF reader ran out of memory or crashed on this file; it may be damaged or far larger than a paper"
+
+
 @dataclass(frozen=True)
 class ParseLimits:
     max_pages: int
     max_inflated_bytes: int
     timeout_s: float
-    max_memory_bytes: int  # address space the child may add to what it inherits
-
-
-def _address_space() -> int:
-    """This process's current virtual size in bytes (Linux /proc; 0 where unknown)."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE")
 
 
 def _child(path: Path, limits: ParseLimits, out_fd: int) -> None:
-    """Runs in the fork: cap memory and CPU, parse, write the pickled outcome, never return."""
+    """Runs in the fork: cap CPU time, parse, write the pickled outcome, never return."""
     try:
-        inherited = _address_space()
-        if inherited:
-            cap = inherited + limits.max_memory_bytes
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        cpu = int(limits.timeout_s) + 2  # the kernel's own backstop if the parent is gone
+        cpu = int(limits.timeout_s) + 2  # the kernel's own stop should the parent die before killing it
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         try:
             outcome: tuple[str, object] = ("ok", parse_pdf(path, max_pages=limits.max_pages,
@@ -57,18 +45,13 @@ def _child(path: Path, limits: ParseLimits, out_fd: int) -> None:
         except PdfError as exc:
             outcome = ("error", exc.reason)
         except MemoryError:
-            outcome = ("error", _too_big(limits))
+            outcome = ("error", _DIED)
         except Exception as exc:  # a parser bug: the parent reports it (the process dies either way)
             outcome = ("bug", repr(exc)[:500])
         with os.fdopen(out_fd, "wb") as out:
             pickle.dump(outcome, out, protocol=pickle.HIGHEST_PROTOCOL)
     finally:
         os._exit(0)
-
-
-def _too_big(limits: ParseLimits) -> str:
-    return (f"reading the PDF needs more than {limits.max_memory_bytes // 2**20:,} MiB of memory; "
-            "it may be a decompression bomb or far larger than a paper")
 
 
 def _read_all(fd: int, deadline: float) -> bytes | None:
@@ -100,19 +83,16 @@ def parse_bounded(path: str | Path, limits: ParseLimits) -> ParsedPdf:
         os.close(read_fd)
         if data is None:
             os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        os.waitpid(pid, 0)
     if data is None:
         raise PdfError(f"reading the PDF took longer than {limits.timeout_s:g} s (PDF_PARSE_TIMEOUT_S); "
                        "it may be damaged or far larger than a paper")
     if not data:
-        if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
-            raise PdfError(f"reading the PDF took longer than {limits.timeout_s:g} s of CPU time "
-                           "(PDF_PARSE_TIMEOUT_S); it may be damaged or far larger than a paper")
-        raise PdfError(_too_big(limits))  # the child died without a word: MuPDF ran out of memory
+        raise PdfError(_DIED)  # the child died without a word (killed for memory, or a crash in C)
     try:
         kind, value = pickle.loads(data)  # noqa: S301 - written by our own child process just now
     except (pickle.UnpicklingError, EOFError, ValueError):
-        raise PdfError(_too_big(limits)) from None  # it died halfway through writing
+        raise PdfError(_DIED) from None  # it died halfway through writing
     if kind == "ok":
         return value
     if kind == "error":

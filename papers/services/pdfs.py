@@ -69,7 +69,7 @@ def store_pdf(content: bytes) -> tuple[str, Path]:
 def parse_limits() -> ParseLimits:
     """The bounds every stored PDF is read under (settings PDF_MAX_PAGES and the others)."""
     return ParseLimits(max_pages=settings.PDF_MAX_PAGES, max_inflated_bytes=settings.PDF_MAX_INFLATED_BYTES,
-                       timeout_s=settings.PDF_PARSE_TIMEOUT_S, max_memory_bytes=settings.PDF_PARSE_MAX_MEMORY_BYTES)
+                       timeout_s=settings.PDF_PARSE_TIMEOUT_S)
 
 
 def download_policy() -> DownloadPolicy:
