@@ -214,14 +214,13 @@ def _margin_text(path: Path) -> str:
         return page.get_text(clip=pymupdf.Rect(0, 0, page.rect.width * 0.1, page.rect.height))
 
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", ["pdfs", "pdfs_extra"])
-def test_corpus_pdfs_are_identified_by_their_stamp_and_unstamped_ones_get_no_id(folder) -> None:
-    require((CORPUS / folder).is_dir(), f"the shared corpus ({CORPUS / folder})")
+def test_corpus_pdfs_are_identified_by_their_stamp_and_unstamped_ones_get_no_id(folder, corpus_dir) -> None:
+    corpus = corpus_dir / folder
+    require(corpus.is_dir(), f"the shared corpus folder {corpus}")
     stamped = unstamped = 0
-    for path in sorted((CORPUS / folder).glob("*.pdf")):
+    for path in sorted(corpus.glob("*.pdf")):
         margin = re.search(r"arXiv:(\d{4}\.\d{4,5})v(\d+)", _margin_text(path))
         parsed = parse_pdf(path, detect_tables=False)
         if margin:
