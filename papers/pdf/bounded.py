@@ -23,7 +23,6 @@ from pathlib import Path
 from papers.pdf.model import ParsedPdf, PdfError
 from papers.pdf.parser import parse_pdf
 
-
 _DIED = "the PDF reader ran out of memory or crashed on this file; it may be damaged or far larger than a paper"
 
 

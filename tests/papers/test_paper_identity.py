@@ -167,6 +167,19 @@ def test_an_id_in_the_text_of_page_1_never_makes_a_new_paper_under_that_id(tmp_p
     assert not IdentityConflict.objects.exists()  # nothing stored was named: nothing to ask about
 
 
+def test_the_pdfs_own_doi_finds_its_stored_paper_and_a_cited_doi_takes_nothing_over(tmp_path, data_dir, db) -> None:
+    stored = Paper.objects.create(arxiv_id="2401.00007", version=0, title="Sys: fast serving for LLMs",
+                                  doi="10.1145/3600006.1234567")
+    own = ingest_pdf_file(text_pdf(tmp_path / "sys.pdf", "DOI: 10.1145/3600006.1234567. " + SERVING_TEXT,
+                                   title="Sys: fast serving"))
+    assert own.identity.source == "doi" and own.paper.pk == stored.pk  # the title alone (0.6) would not do
+    citing = ingest_pdf_file(text_pdf(tmp_path / "garden.pdf", OTHER + " See https://doi.org/10.1145/3600006.1234567.",
+                                      title="A Survey of Garden Irrigation"))
+    assert citing.paper.pk != stored.pk and citing.paper.arxiv_id.startswith("sha256:")
+    stored.refresh_from_db()
+    assert stored.pdf_sha256 == own.paper.pdf_sha256 and IdentityConflict.objects.get(claimed=stored).paper == citing.paper
+
+
 def _read_stamped(tmp_path: Path, name: str, text: str, version: int) -> Paper:
     pdf = text_pdf(tmp_path / name, text, title="Sys: fast serving", stamp=f"arXiv:2401.00005v{version}  [cs.DC]  1 Jan 2024")
     return ingest_pdf_file(pdf).paper
