@@ -205,6 +205,7 @@ def test_a_new_pdf_for_a_read_paper_keeps_the_old_reading_until_an_editor_accept
     stored.refresh_from_db()
     assert "32 tokens" in stored.pages.get().text and stored.version == 2 and stored.pdf_sha256 == held.pdf_sha256
     assert not Paper.objects.filter(pk=held.pk).exists() and not IdentityConflict.objects.exists()
+    assert set(Fact.objects.filter(paper=stored).values_list("pk", flat=True)) == facts  # until re-extraction runs
     with memory_broker.connection_for_write() as conn:
         assert conn.SimpleQueue("extract").get(block=False).headers["task"] == "papers.tasks.extract_paper_task"
 
