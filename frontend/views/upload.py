@@ -10,6 +10,7 @@ of the worker being killed mid-request. Anonymous users are sent to log in; othe
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -23,6 +24,20 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from frontend.forms import PdfUploadForm
 from infrawiki.permissions import is_editor
 from papers.services.imports import import_pdf
+
+_STALE_SPOOL_S = 3600  # far past any upload's life (PDF_PARSE_TIMEOUT_S, gunicorn's 60 s)
+
+
+def _sweep(spool: Path) -> None:
+    """Remove spooled uploads left by a request that never finished (a worker killed or restarted
+    mid-upload cannot run its own cleanup); each upload still removes its own copy when it ends."""
+    cutoff = time.time() - _STALE_SPOOL_S
+    for leftover in spool.glob("*.pdf"):
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+        except FileNotFoundError:
+            continue  # another request swept it first
 
 
 def queue_extraction(paper_id: int) -> bool:
@@ -45,6 +60,7 @@ def upload_pdf(request: HttpRequest) -> HttpResponse:
         upload = form.cleaned_data["pdf"]
         spool = Path(settings.DATA_DIR) / "uploads"
         spool.mkdir(parents=True, exist_ok=True)
+        _sweep(spool)
         with tempfile.NamedTemporaryFile(dir=spool, suffix=".pdf") as handle:
             for chunk in upload.chunks():
                 handle.write(chunk)

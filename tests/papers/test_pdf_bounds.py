@@ -3,6 +3,7 @@ spool is always emptied, the same PDF uploaded twice at once is one paper and on
 error a person sees names a server path or temp file."""
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -149,6 +150,19 @@ def test_the_same_pdf_uploaded_twice_at_once_is_one_paper_and_one_duplicate(tmp_
     paper = Paper.objects.get()
     assert sum("is already stored as" in body for _, body in answers) == 1
     assert sum(f"stored as {paper.arxiv_id} and searchable" in body for _, body in answers) == 1
+
+
+def test_an_upload_sweeps_spooled_copies_a_killed_request_left_behind(tmp_path, data_dir, editor) -> None:
+    spool = data_dir / "uploads"
+    spool.mkdir(parents=True)
+    stale, recent = spool / "tmpstale000.pdf", spool / "tmprecent00.pdf"
+    for leftover in (stale, recent):
+        leftover.write_bytes(b"%PDF-1.7 left by a killed worker")
+    two_hours_ago = time.time() - 7200
+    os.utime(stale, (two_hours_ago, two_hours_ago))
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, title="Sys: fast serving").read_bytes()
+    assert editor.post("/upload/", {"pdf": SimpleUploadedFile("sys.pdf", pdf)}).status_code == 302
+    assert _spool(data_dir) == [recent]  # a copy that young may belong to an upload still running
 
 
 def test_no_refusal_of_a_bad_upload_names_a_server_path_or_temp_file(tmp_path, data_dir, editor, settings) -> None:
