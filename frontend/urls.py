@@ -26,6 +26,7 @@ urlpatterns = [
     path("search/", search.search, name="search"),
     path("upload/", upload.upload_pdf, name="upload"),
     path("review/", review.review_queue, name="review"),
+    path("review/identity/<int:conflict_id>/accept/", review.accept_identity, name="identity-accept"),
     path("facts/<int:fact_id>/", review.fact_page, name="fact"),
     re_path(r"^facts/(?P<fact_id>\d+)/(?P<action>verify|reject)/$", review.review_fact, name="fact-review"),
     path("parameters/", wiki.parameter_index, name="parameters"),

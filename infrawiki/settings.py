@@ -210,6 +210,12 @@ GITHUB_TOKEN = env_str("GITHUB_TOKEN")
 # Only for tests that replay downloads from a loopback server; never set in production.
 DOWNLOAD_ALLOW_LOOPBACK = env_bool("DOWNLOAD_ALLOW_LOOPBACK", False)
 PDF_MAX_BYTES = env_int("PDF_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+# Bounds on reading one PDF (papers.pdf.bounded): papers in the corpus have 7-27 pages and inflate to
+# at most 9.7 MB of text, fonts and drawings (images not counted), so a 300-page paper fits the caps.
+PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 300, minimum=1)
+PDF_MAX_INFLATED_BYTES = env_int("PDF_MAX_INFLATED_BYTES", 256 * 1024 * 1024, minimum=1024)
+# Below gunicorn's 60 s worker timeout, so an upload that hits it still answers (and cleans up).
+PDF_PARSE_TIMEOUT_S = env_float("PDF_PARSE_TIMEOUT_S", 45.0, minimum=1.0)
 DOWNLOAD_TIMEOUT_S = env_float("DOWNLOAD_TIMEOUT_S", 60.0, minimum=1.0)
 DOWNLOAD_ALLOWED_HOSTS = env_list(
     "DOWNLOAD_ALLOWED_HOSTS", ["arxiv.org", "export.arxiv.org", "api.github.com", "github.com"]

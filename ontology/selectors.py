@@ -207,6 +207,12 @@ def facts_for_paper(paper_id: int) -> QuerySet[Fact]:
     return live_facts().filter(paper_id=paper_id).order_by("page", "kind", "parameter")
 
 
+def reviewed_facts(paper_id: int) -> QuerySet[Fact]:
+    """Facts of one paper a person verified, rejected or edited: the work removing the paper would lose."""
+    reviewed = Q(status__in=[Fact.Status.VERIFIED, Fact.Status.REJECTED]) | Q(revisions__user__isnull=False)
+    return Fact.objects.filter(paper_id=paper_id).filter(reviewed).distinct()
+
+
 def parameter_facts(paper_id: int) -> QuerySet[Fact]:
     """The knobs (kind=parameter) one paper sets, by page."""
     return facts_for_paper(paper_id).filter(kind="parameter")

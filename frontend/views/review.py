@@ -3,6 +3,7 @@ revision (ontology.services), shown on the fact's page with who, when and before
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -12,12 +13,14 @@ from django.views.decorators.http import require_POST
 
 from frontend.forms import FactEditForm
 from frontend.views.next_url import next_url
+from frontend.views.upload import queue_extraction
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
 from ontology.schema import FactValidationError
 from ontology.techniques import techniques
 from papers import selectors as paper_selectors
+from papers.services.identity import AcceptRefused, accept_held_pdf
 
 PAGE_SIZE = 20
 
@@ -81,3 +84,22 @@ def review_fact(request: HttpRequest, fact_id: str, action: str) -> HttpResponse
         ontology_services.reject_fact(fact, user=request.user, note=note)
         messages.success(request, f"Fact #{fact.id} rejected.")
     return _back(request, "frontend:review")
+
+
+@login_required
+@require_POST
+def accept_identity(request: HttpRequest, conflict_id: int) -> HttpResponse:
+    """An editor accepts a held PDF as the paper it claimed (papers.services.identity.accept_held_pdf):
+    that paper's reading is replaced by the held one and its extraction is queued again."""
+    if not is_editor(request.user):
+        raise PermissionDenied("Only editors can decide identity conflicts.")
+    try:
+        paper = accept_held_pdf(conflict_id, request.user.get_username())
+    except AcceptRefused as exc:
+        messages.error(request, f"Not accepted: {exc.reason}.")
+        return _back(request, "frontend:review")
+    queued = queue_extraction(paper.pk)
+    messages.success(request, f"The held PDF is now the reading of arXiv:{paper.arxiv_id}." + (
+        " Its facts are being extracted again." if queued else
+        f" Extraction could not be queued (is the worker running?); run `manage.py extract_papers {paper.arxiv_id}`."))
+    return redirect("frontend:paper", arxiv_id=paper.arxiv_id)

@@ -2,11 +2,15 @@
 
 The same service as `import_pdfs` (papers.services.imports): identified, stored once by sha256,
 parsed and searchable before the page answers; its extraction is queued on the `extract` queue so
-a slow LLM never holds the web request. Anonymous users are sent to log in; others get 403.
+a slow LLM never holds the web request. The parse itself runs in a child process under a page cap,
+an inflated-size cap and PDF_PARSE_TIMEOUT_S (papers.pdf.bounded), shorter than gunicorn's worker
+timeout: a hostile file is answered with its reason and the spooled copy is always removed, instead
+of the worker being killed mid-request. Anonymous users are sent to log in; others get 403.
 """
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -21,8 +25,22 @@ from frontend.forms import PdfUploadForm
 from infrawiki.permissions import is_editor
 from papers.services.imports import import_pdf
 
+_STALE_SPOOL_S = 3600  # far past any upload's life (PDF_PARSE_TIMEOUT_S, gunicorn's 60 s)
 
-def _queue_extraction(paper_id: int) -> bool:
+
+def _sweep(spool: Path) -> None:
+    """Remove spooled uploads left by a request that never finished (a worker killed or restarted
+    mid-upload cannot run its own cleanup); each upload still removes its own copy when it ends."""
+    cutoff = time.time() - _STALE_SPOOL_S
+    for leftover in spool.glob("*.pdf"):
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+        except FileNotFoundError:
+            continue  # another request swept it first
+
+
+def queue_extraction(paper_id: int) -> bool:
     """Queue the stored paper's extraction; False when the broker cannot be reached."""
     from papers.tasks import extract_paper_task
 
@@ -42,6 +60,7 @@ def upload_pdf(request: HttpRequest) -> HttpResponse:
         upload = form.cleaned_data["pdf"]
         spool = Path(settings.DATA_DIR) / "uploads"
         spool.mkdir(parents=True, exist_ok=True)
+        _sweep(spool)
         with tempfile.NamedTemporaryFile(dir=spool, suffix=".pdf") as handle:
             for chunk in upload.chunks():
                 handle.write(chunk)
@@ -53,7 +72,7 @@ def upload_pdf(request: HttpRequest) -> HttpResponse:
             messages.info(request, f"{upload.name} is already stored as {outcome.arxiv_id}.")
             return redirect("frontend:paper", arxiv_id=outcome.arxiv_id)
         else:
-            queued = _queue_extraction(outcome.paper_id)
+            queued = queue_extraction(outcome.paper_id)
             note = (" Its facts are being extracted." if queued else
                     " Extraction could not be queued (is the worker running?); run `manage.py extract_papers "
                     f"{outcome.arxiv_id}`.")

@@ -2,7 +2,8 @@
 
 PyMuPDF splits a visual line into several "lines" when fonts change or numbers are set apart
 ("1" and "INTRODUCTION" at the same height), so fragments at the same height are merged here.
-Rotated text (the arXiv stamp in the margin) is kept apart: it is not part of the reading flow.
+Rotated text (the arXiv stamp in the margin, axis labels of figures) is kept apart, with its place
+on the page: it is not part of the reading flow, and where it sits tells a stamp from a label.
 """
 from __future__ import annotations
 
@@ -52,15 +53,18 @@ def _line_from_spans(page_no: int, block_no: int, bbox: tuple, spans: list[dict]
                 bold, " ".join(bold_prefix.split()))
 
 
-def page_lines(page: pymupdf.Page) -> tuple[list[Line], list[str]]:
-    """Lines of one page in content order, same-height fragments merged; plus rotated texts."""
+def page_lines(page: pymupdf.Page) -> tuple[list[Line], list[Line]]:
+    """Lines of one page in content order, same-height fragments merged; plus its rotated lines
+    (text not written left to right), each with its bounding box."""
     lines: list[Line] = []
-    rotated: list[str] = []
+    rotated: list[Line] = []
     data = page.get_text("dict", flags=_TEXT_FLAGS)
     for block_no, block in enumerate(data["blocks"]):
         for raw in block.get("lines", []):
             if abs(raw["dir"][0] - 1.0) > 0.01:
-                rotated.append(clean_text("".join(s["text"] for s in raw["spans"])))
+                turned = _line_from_spans(page.number + 1, block_no, raw["bbox"], raw["spans"])
+                if turned is not None:
+                    rotated.append(turned)
                 continue
             line = _line_from_spans(page.number + 1, block_no, raw["bbox"], raw["spans"])
             if line is None:

@@ -55,8 +55,9 @@ class ParsedPdf:
     environment: dict[str, Any]
     page_texts: list[str]  # quote form: each page's get_text() collapsed, what facts quote
     page_count: int
-    arxiv_id: str | None = None
+    arxiv_id: str | None = None  # the PDF's own id: from arXiv's margin stamp only (papers.pdf.identifiers)
     arxiv_version: int | None = None
+    doi: str | None = None  # the PDF's own DOI: XMP metadata, or printed as a DOI on page 1 before references
     outline_used: bool = False
     warnings: list[str] = field(default_factory=list)
 

@@ -6,7 +6,6 @@ reason a person can act on; nothing is half-parsed.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pymupdf
@@ -14,6 +13,8 @@ import pymupdf
 from ontology.extraction.text import collapse
 from papers.cleaning import clean_text
 from papers.pdf.environment import find_environment
+from papers.pdf.identifiers import margin_stamp, own_doi
+from papers.pdf.inflate import check_inflated_size
 from papers.pdf.lines import Line, body_size, page_lines
 from papers.pdf.model import ParsedPdf, ParsedSection, PdfError
 from papers.pdf.structure import (
@@ -27,29 +28,40 @@ from papers.pdf.structure import (
 )
 from papers.pdf.tables import extract_tables, find_captions
 
-_ARXIV_STAMP = re.compile(r"arXiv:(\d{4}\.\d{4,5})(?:v(\d+))?")
 _MIN_TEXT_CHARS = 200
 
 
-def _open(path: Path) -> pymupdf.Document:
+def _open(path: Path, max_pages: int | None, max_inflated_bytes: int | None) -> pymupdf.Document:
+    """The open document, or PdfError. Reasons name no path: callers show them to people who sent the
+    file under their own name (an upload's server-side name means nothing to them)."""
     try:
-        head = path.read_bytes()[:1024]
+        with path.open("rb") as handle:
+            head = handle.read(1024)
     except OSError as exc:
-        raise PdfError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise PdfError(f"the file cannot be read: {exc.strerror or exc}") from exc
     if b"%PDF-" not in head:
-        raise PdfError(f"{path.name} is not a PDF (no %PDF- header); check the download URL or file")
+        raise PdfError("this is not a PDF (no %PDF- header); check the download URL or file")
     try:
         doc = pymupdf.open(path)
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
-        raise PdfError(f"{path.name} is corrupt and could not be repaired ({exc}); download it again") from exc
-    if doc.needs_pass or doc.is_encrypted:
-        raise PdfError(f"{path.name} is password-protected; supply an unencrypted copy")
-    if doc.page_count == 0:
-        raise PdfError(f"{path.name} has no pages (truncated download?); download it again")
+        detail = str(exc).replace(str(path), "the file")  # MuPDF names the path it was given
+        raise PdfError(f"the PDF is corrupt and could not be repaired ({detail}); download it again") from exc
+    try:
+        if doc.needs_pass or doc.is_encrypted:
+            raise PdfError("the PDF is password-protected; supply an unencrypted copy")
+        if doc.page_count == 0:
+            raise PdfError("the PDF has no pages (truncated download?); download it again")
+        if max_pages is not None and doc.page_count > max_pages:
+            raise PdfError(f"the PDF has {doc.page_count:,} pages; the limit is {max_pages:,} (PDF_MAX_PAGES)")
+        if max_inflated_bytes is not None:
+            check_inflated_size(doc, max_inflated_bytes)
+    except PdfError:
+        doc.close()
+        raise
     return doc
 
 
-def _all_lines(doc: pymupdf.Document) -> tuple[list[Line], list[str], list[str], list[str]]:
+def _all_lines(doc: pymupdf.Document) -> tuple[list[Line], list[str], list[Line], list[str]]:
     """Lines with fonts, each page's lines joined, rotated texts, and each page in quote form.
 
     The quote form is `page.get_text()` collapsed: the text FACTS_FORMAT.md quotes are exact spans of,
@@ -57,7 +69,7 @@ def _all_lines(doc: pymupdf.Document) -> tuple[list[Line], list[str], list[str],
     """
     lines: list[Line] = []
     line_texts: list[str] = []
-    rotated: list[str] = []
+    rotated: list[Line] = []
     quote_texts: list[str] = []
     for page in doc:
         try:
@@ -86,18 +98,21 @@ def _sections(lines: list[Line], headings: list[Heading]) -> list[ParsedSection]
     return sections
 
 
-def parse_pdf(path: str | Path, *, detect_tables: bool = True) -> ParsedPdf:
+def parse_pdf(path: str | Path, *, detect_tables: bool = True, max_pages: int | None = None,
+              max_inflated_bytes: int | None = None) -> ParsedPdf:
     """Parse one paper: title, abstract, sections with page ranges, tables, captions, environment.
 
     Table detection is ~90% of the cost; callers that only need text and structure (title,
-    abstract, sections) pass detect_tables=False and get `tables == []`.
+    abstract, sections) pass detect_tables=False and get `tables == []`. A PDF over `max_pages` or
+    whose compressed streams inflate past `max_inflated_bytes` is refused before any page is read
+    (papers.pdf.bounded runs this under those caps, a memory cap and a time limit).
     """
     path = Path(path)
-    doc = _open(path)
+    doc = _open(path, max_pages, max_inflated_bytes)
     try:
         lines, line_texts, rotated, page_texts = _all_lines(doc)
         if sum(len(text) for text in line_texts) < _MIN_TEXT_CHARS:
-            raise PdfError(f"{path.name} has no text layer (scanned images?); OCR it first")
+            raise PdfError("the PDF has no text layer (scanned images?); OCR it first")
         warnings: list[str] = []
         toc = [entry for entry in doc.get_toc(simple=False) if entry[2] >= 1]
         body = body_size(lines)
@@ -115,7 +130,7 @@ def parse_pdf(path: str | Path, *, detect_tables: bool = True) -> ParsedPdf:
         if marker is None:
             warnings.append("no abstract marker found" + ("; used the first body paragraph" if abstract else ""))
         captions, caption_starts = find_captions(lines)
-        stamp = _ARXIV_STAMP.search(" ".join(rotated) + " " + " ".join(line_texts[:1]))
+        stamp = margin_stamp(rotated, doc[0].rect.width)
         return ParsedPdf(
             title=title,
             abstract=abstract,
@@ -125,8 +140,9 @@ def parse_pdf(path: str | Path, *, detect_tables: bool = True) -> ParsedPdf:
             environment=find_environment(line_texts),
             page_texts=page_texts,
             page_count=doc.page_count,
-            arxiv_id=stamp.group(1) if stamp else None,
-            arxiv_version=int(stamp.group(2)) if stamp and stamp.group(2) else None,
+            arxiv_id=stamp[0] if stamp else None,
+            arxiv_version=stamp[1] if stamp else None,
+            doi=own_doi(doc.get_xml_metadata(), first_page),
             outline_used=outline_used,
             warnings=warnings,
         )

@@ -1,7 +1,7 @@
 """Bringing one's own papers: a person's PDFs (files or folders) stored, extracted and searchable.
 
 Used by `import_pdfs` and the upload form. Each PDF goes through the same steps as the pipeline:
-identity (papers.services.identity: stamp, file name, title), one parse stored as pages, sections
+identity (papers.services.identity: stamp, DOI, title), one bounded parse stored as pages, sections
 and tables (indexed), then extraction of the stored pages. A file already stored (same sha256) is
 skipped; a bad file is reported with its reason and the others carry on.
 """
@@ -70,7 +70,7 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
     try:
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
-        return Imported(path, "failed", reason=f"cannot read it: {exc.strerror or exc}")
+        return Imported(path, "failed", reason=f"the file cannot be read: {exc.strerror or exc}")
     stored = Paper.objects.filter(pdf_sha256=sha).first()
     if stored is not None:
         return Imported(path, "duplicate", stored.arxiv_id, stored.pk)
@@ -79,7 +79,9 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
     except (PdfError, StorageError) as exc:
         return Imported(path, "failed", reason=exc.reason)
     paper = ingested.paper
-    note = f"conflict: {ingested.identity.reason}" if ingested.identity and ingested.identity.conflict else ""
+    if ingested.parsed is None:  # the same bytes were stored meanwhile (another upload of this file)
+        return Imported(path, "duplicate", paper.arxiv_id, paper.pk)
+    note = f"conflict: {ingested.identity.note()}" if ingested.identity and ingested.identity.held else ""
     if not extract:
         return Imported(path, "stored", paper.arxiv_id, paper.pk, reason=note)
     try:

@@ -15,17 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from ontology.search_index import index_paper
 from papers import arxiv_ids
 from papers.clients.download import DownloadError, DownloadPolicy, fetch_pdf
 from papers.links import github_repos
 from papers.models import Paper, PaperPage, PaperRepo, Section, Table
-from papers.pdf import ParsedPdf, PdfError, parse_pdf
+from papers.pdf import ParsedPdf, PdfError
+from papers.pdf.bounded import ParseLimits, parse_bounded
 from papers.services.arxiv import link_code
 from papers.services.events import advance_paper, fail_paper
-from papers.services.identity import Identity, identify, record_conflict
+from papers.services.identity import Identity, identify, record_conflicts
 
 _PARSED_OR_LATER = {Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED}
 
@@ -59,10 +60,16 @@ def store_pdf(content: bytes) -> tuple[str, Path]:
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise StorageError(
-            f"could not store the {len(content):,}-byte PDF in {target.parent}: {exc.strerror or exc}; "
+        raise StorageError(  # no path: the reason reaches uploaders; operators know INFRAWIKI_DATA_DIR
+            f"could not store the {len(content):,}-byte PDF in the data folder: {exc.strerror or exc}; "
             "free disk space there (or set INFRAWIKI_DATA_DIR) and run the step again") from exc
     return sha, target
+
+
+def parse_limits() -> ParseLimits:
+    """The bounds every stored PDF is read under (settings PDF_MAX_PAGES and the others)."""
+    return ParseLimits(max_pages=settings.PDF_MAX_PAGES, max_inflated_bytes=settings.PDF_MAX_INFLATED_BYTES,
+                       timeout_s=settings.PDF_PARSE_TIMEOUT_S)
 
 
 def download_policy() -> DownloadPolicy:
@@ -135,7 +142,7 @@ def parse_paper_pdf(paper: Paper) -> ParsedPdf | None:
         fail_paper(paper, "parse", f"the stored PDF {paper.pdf_path or '(none)'} is missing; download it again")
         return None
     try:
-        parsed = parse_pdf(path)
+        parsed = parse_bounded(path, parse_limits())
     except PdfError as exc:
         fail_paper(paper, "parse", exc.reason)
         return None
@@ -160,38 +167,59 @@ def ingest_pdf(path: str | Path, arxiv_id: str | None = None) -> Paper:
     return ingested.paper
 
 
+def _lock_identities() -> None:
+    """Serialise deciding and storing a PDF's identity (until the transaction ends): two uploads of the
+    same file, or two PDFs naming the same id, would otherwise both create the paper."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtext('papers_identity'))")
+
+
+def _stored_as(sha: str, arxiv_id: str | None) -> Paper | None:
+    existing = Paper.objects.filter(pdf_sha256=sha, status__in=_PARSED_OR_LATER)
+    if arxiv_id:
+        existing = existing.filter(arxiv_id=arxiv_id)
+    return existing.first()
+
+
 def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: str | None = None) -> Ingested:
-    """Parse and store a local PDF as the paper it is (papers.services.identity decides which).
+    """Parse (papers.pdf.bounded: capped and time-limited) and store a local PDF as the paper it is
+    (papers.services.identity decides which).
 
     Raises PdfError for a bad file and arxiv_ids.ArxivIdError for a bad `arxiv_id`; then nothing stored changes
-    and no file is left behind. The same file ingested twice is parsed once.
+    and no file is left behind. The same file ingested twice, even at the same moment, is parsed into
+    one paper: the second gets `Ingested(paper, parsed=None)`.
     """
     path = Path(path)
     arxiv_id = arxiv_ids.normalise(arxiv_id) if arxiv_id else None
     try:
         content = path.read_bytes()
     except OSError as exc:
-        raise PdfError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise PdfError(f"the file cannot be read: {exc.strerror or exc}") from exc
     sha = hashlib.sha256(content).hexdigest()
-    existing = Paper.objects.filter(pdf_sha256=sha, status__in=_PARSED_OR_LATER)
-    if arxiv_id:
-        existing = existing.filter(arxiv_id=arxiv_id)
-    if existing.exists():
-        return Ingested(existing.first(), None)
+    existing = _stored_as(sha, arxiv_id)
+    if existing is not None:
+        return Ingested(existing, None)
     started = time.perf_counter()
-    parsed = parse_pdf(path)
+    parsed = parse_bounded(path, parse_limits())
     parse_s = time.perf_counter() - started
-    identity = identify(parsed, sha, file_name or path.name, arxiv_id)
     file_existed = (pdf_dir() / f"{sha}.pdf").exists()
     _, stored = store_pdf(content)
     try:
         with transaction.atomic():
-            stamped = identity.source in ("explicit", "stamp")
+            _lock_identities()
+            existing = _stored_as(sha, arxiv_id)
+            if existing is not None:  # stored by a concurrent call while this one parsed
+                return Ingested(existing, None)
+            identity = identify(parsed, sha, file_name or path.name, arxiv_id)
+            # The stamp's version travels with the PDF, also onto a held copy (taken over if accepted).
+            version = parsed.arxiv_version or 0
             paper = identity.paper or Paper.objects.create(
-                arxiv_id=identity.new_key, title=parsed.title or "(untitled PDF)",
-                version=(parsed.arxiv_version or 0) if stamped else 0)
+                arxiv_id=identity.new_key, title=parsed.title or "(untitled PDF)", version=version)
             save_parsed(paper, parsed, sha, stored)
-            record_conflict(paper, identity, sha)
+            if version > paper.version and identity.source == "stamp":
+                Paper.objects.filter(pk=paper.pk).update(version=version)
+                paper.version = version
+            record_conflicts(paper, identity, sha)
     except BaseException:
         if not file_existed and not Paper.objects.filter(pdf_sha256=sha).exists():
             stored.unlink(missing_ok=True)  # nothing refers to the file: leave no orphan behind

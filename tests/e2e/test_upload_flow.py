@@ -10,7 +10,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def test_an_editor_uploads_a_pdf_and_sees_it_stored(page, web_live, tmp_path, settings):
     settings.DATA_DIR = tmp_path / "data"
-    pdf = text_pdf(tmp_path / "2401.00031.pdf", SERVING_TEXT, title="Sys: fast serving")
+    pdf = text_pdf(tmp_path / "2401.00031.pdf", SERVING_TEXT, title="Sys: fast serving",
+                   stamp="arXiv:2401.00031v1  [cs.DC]  1 Jan 2024")
     log_in(page, "editor")
     page.goto("/papers/")
     page.get_by_role("link", name="Upload a PDF").click()

@@ -12,8 +12,10 @@ SERVING_TEXT = (
 )
 
 
-def text_pdf(path: Path, *pages: str, title: str | None = None) -> Path:
-    """A PDF with one page per text (a bold title line on page 1 when given)."""
+def text_pdf(path: Path, *pages: str, title: str | None = None, stamp: str | None = None) -> Path:
+    """A PDF with one page per text (a bold title line on page 1 when given). `stamp` is set on page 1
+    the way arXiv stamps its PDFs: rotated to read upwards in the left margin, e.g.
+    "arXiv:2401.00001v2  [cs.DC]  1 Jan 2024"."""
     doc = pymupdf.open()
     for number, text in enumerate(pages):
         page = doc.new_page()
@@ -21,6 +23,8 @@ def text_pdf(path: Path, *pages: str, title: str | None = None) -> Path:
         if title and number == 0:
             page.insert_text((40, 60), title, fontsize=16, fontname="hebo")
             top = 80
+        if stamp and number == 0:
+            page.insert_text((30, 560), stamp, fontsize=20, rotate=90, color=(0.5, 0.5, 0.5))
         page.insert_textbox(pymupdf.Rect(40, top, 560, 800), text, fontsize=9)
     doc.save(path)
     return path

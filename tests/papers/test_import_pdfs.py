@@ -14,7 +14,7 @@ from tests.papers.pdfs import SERVING_TEXT, text_pdf
 def folder(tmp_path):
     root = tmp_path / "my papers"
     (root / "sub").mkdir(parents=True)
-    text_pdf(root / "2401.00011.pdf", SERVING_TEXT, title="Sys: fast serving")
+    text_pdf(root / "2401.00011.pdf", SERVING_TEXT, title="Sys: fast serving", stamp="arXiv:2401.00011v1  [cs.DC]  1 Jan 2024")
     text_pdf(root / "sub" / "other.PDF", SERVING_TEXT.replace("Sys", "Ark"), title="Ark: faster serving")
     (root / "notes.txt").write_text("not a paper")
     return root
@@ -26,7 +26,7 @@ def test_a_folder_is_imported_recursively_extracted_and_searchable(folder, data_
     out = capsys.readouterr().out
     assert "2 stored, 0 duplicates skipped, 0 failed" in out
     papers = {p.arxiv_id: p for p in Paper.objects.all()}
-    assert "2401.00011" in papers and len(papers) == 2  # the id from the file name; notes.txt ignored
+    assert "2401.00011" in papers and len(papers) == 2  # the id from the arXiv stamp; notes.txt ignored
     assert all(p.status == Paper.Status.EXTRACTED for p in papers.values())
     assert Fact.objects.filter(paper=papers["2401.00011"], parameter="block_size").exists()
     assert SearchDocument.objects.filter(doc_type="paper").count() == 2

@@ -15,19 +15,31 @@ from papers.services.pdfs import ingest_pdf_file
 from tests.papers.pdfs import SERVING_TEXT, text_pdf
 
 
+class _Opens:
+    """The files pymupdf.open read, logged to a file so opens in the bounded parse's child process count."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+
+    def paths(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+
 @pytest.fixture
-def pdf_opens(monkeypatch) -> list[str]:
-    """Every pymupdf.open of a file during the test (the real open still runs)."""
-    opened: list[str] = []
+def pdf_opens(monkeypatch, tmp_path) -> _Opens:
+    """Every pymupdf.open of a file during the test, in this process or its children (the real open
+    still runs)."""
+    opens = _Opens(tmp_path / "pdf-opens.log")
     real_open = pymupdf.open
 
     def counting_open(*args, **kwargs):
         if args and isinstance(args[0], str | Path):
-            opened.append(str(args[0]))
+            with opens.log.open("a") as log:
+                log.write(f"{args[0]}\n")
         return real_open(*args, **kwargs)
 
     monkeypatch.setattr(pymupdf, "open", counting_open)
-    return opened
+    return opens
 
 
 @pytest.mark.django_db
@@ -36,7 +48,7 @@ def test_parse_store_and_extract_open_the_pdf_exactly_once(tmp_path, data_dir, p
     ingested = ingest_pdf_file(pdf)
     run = extract_paper(ingested.paper.pk, use_llm=False)
     assert run.status == "done" and run.facts_created > 0
-    assert pdf_opens == [str(pdf)]
+    assert pdf_opens.paths() == [str(pdf)]
 
 
 @pytest.mark.django_db
@@ -65,7 +77,7 @@ def test_extract_pdf_reads_the_file_once_and_keeps_its_json_shape(tmp_path, caps
     pdf = text_pdf(tmp_path / "2401.00001.pdf", SERVING_TEXT, title="Sys: fast serving")
     call_command("extract_pdf", str(pdf), "--json", "--no-llm")
     payload = json.loads(capsys.readouterr().out)
-    assert pdf_opens == [str(pdf)]
+    assert pdf_opens.paths() == [str(pdf)]
     assert set(payload) == {"paper", "facts"}
     assert {"title", "arxiv_id", "subject", "pages", "stats", "rejected_outputs"} <= set(payload["paper"])
     assert payload["paper"]["arxiv_id"] == "2401.00001" and payload["paper"]["pages"] == 1

@@ -22,7 +22,8 @@ def editor(db) -> Client:
 
 @pytest.fixture
 def pdf_bytes(tmp_path) -> bytes:
-    return text_pdf(tmp_path / "2401.00021.pdf", SERVING_TEXT, title="Sys: fast serving").read_bytes()
+    return text_pdf(tmp_path / "2401.00021.pdf", SERVING_TEXT, title="Sys: fast serving",
+                    stamp="arXiv:2401.00021v1  [cs.DC]  1 Jan 2024").read_bytes()
 
 
 def test_anonymous_users_are_sent_to_log_in_and_outsiders_refused(db, pdf_bytes) -> None:

@@ -36,9 +36,8 @@ class Command(BaseCommand):
         except StorageError as exc:
             raise CommandError(exc.reason) from exc
         paper = ingested.paper
-        if ingested.identity and ingested.identity.conflict:
-            self.stderr.write(f"note: {ingested.identity.reason}; stored as {paper.arxiv_id}, "
-                              f"{ingested.identity.conflict.arxiv_id} left unchanged (see the review queue)")
+        if ingested.identity and ingested.identity.held:
+            self.stderr.write(f"note: stored as {paper.arxiv_id}; {ingested.identity.note()} (see the review queue)")
         sections = list(paper.sections.order_by("order"))
         tables = list(paper.tables.order_by("order"))
         if not as_json:
