@@ -3,8 +3,8 @@
 Read by advisor.estimate for every simulated configuration: which aiconfigurator system stands for
 each of our GPUs, which aiconfigurator backend for each engine, and per engine the constants
 `python -m benchmarks.perf_accuracy --fit` fitted on measured serving runs: the fixed per-request
-cost (tokenisation, scheduling, detokenisation) and, for both step models, a time scale and a fixed
-per-step cost. Engines without measured rows use the `default` entry (fitted on all rows pooled).
+frontend cost (tokenisation, scheduling, detokenisation; plus a share per concurrent stream) and, for
+both step models, a time scale and fixed per-step and per-sequence costs. Engines without measured rows use the `default` entry (fitted on all rows pooled).
 """
 from __future__ import annotations
 
@@ -22,18 +22,31 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class StepFit:
-    """Multiply a step model's times by `scale` and add `step_overhead_s` per iteration."""
+    """Multiply a step model's decode time by `scale` and its prompt (prefill) time by `prefill_scale`
+    (fitted on TPOT and on TTFT respectively: decode is bound by memory, prefill by compute), add
+    `step_overhead_s` per iteration and `per_seq_overhead_s` per sequence in it (sampling, metadata)."""
 
     scale: float
     step_overhead_s: float
+    per_seq_overhead_s: float = 0.0
+    prefill_scale: float = 1.0
 
 
 @dataclass(frozen=True)
 class EngineFit:
+    """One engine's fitted constants. A request's frontend cost (tokenisation, scheduling,
+    detokenisation) is `request_overhead_s` plus `per_stream_overhead_s` for every concurrent stream
+    the frontend is also serving."""
+
     request_overhead_s: float
+    per_stream_overhead_s: float
     silicon: StepFit
     roofline: StepFit
     rows: int  # measured rows the fit used (0 for the pooled default)
+
+    def frontend_s(self, concurrency: int) -> float:
+        """The fixed cost one request pays before scheduling, with `concurrency` streams open."""
+        return self.request_overhead_s + self.per_stream_overhead_s * concurrency
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,9 @@ def _step_fit(where: str, raw: Any) -> StepFit:
     if not isinstance(raw, dict):
         raise CalibrationError(f"{where}: expected an object with scale and step_overhead_s")
     return StepFit(scale=_number(f"{where}.scale", raw.get("scale"), 0.05, 20.0),
-                   step_overhead_s=_number(f"{where}.step_overhead_s", raw.get("step_overhead_s"), 0.0, 0.1))
+                   step_overhead_s=_number(f"{where}.step_overhead_s", raw.get("step_overhead_s"), 0.0, 0.1),
+                   per_seq_overhead_s=_number(f"{where}.per_seq_overhead_s", raw.get("per_seq_overhead_s", 0.0), 0.0, 0.01),
+                   prefill_scale=_number(f"{where}.prefill_scale", raw.get("prefill_scale", 1.0), 0.05, 20.0))
 
 
 def parse(data: dict[str, Any]) -> Calibration:
@@ -82,6 +97,7 @@ def parse(data: dict[str, Any]) -> Calibration:
             raise CalibrationError(f"{where}: expected an object")
         engines[name] = EngineFit(
             request_overhead_s=_number(f"{where}.request_overhead_s", raw.get("request_overhead_s"), 0.0, 2.0),
+            per_stream_overhead_s=_number(f"{where}.per_stream_overhead_s", raw.get("per_stream_overhead_s", 0.0), 0.0, 0.1),
             silicon=_step_fit(f"{where}.silicon", raw.get("silicon")),
             roofline=_step_fit(f"{where}.roofline", raw.get("roofline")),
             rows=int(_number(f"{where}.rows", raw.get("rows", 0), 0, 1e6)))

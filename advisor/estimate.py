@@ -22,7 +22,7 @@ from advisor.silicon import (
     model_path_for,
     nearest_version,
 )
-from advisor.simulate import SimConfig, Simulator
+from advisor.simulate import SimConfig, SimResult, Simulator
 from advisor.validation import Request
 
 SLA_CHECKS = (("p95_ttft_ms", "ttft_p95_ms", "p95 TTFT"), ("p95_tpot_ms", "tpot_p95_ms", "p95 TPOT"),
@@ -68,8 +68,8 @@ def step_model(req: Request, opt: Option, eff: Efficiency | None = None) -> Step
     bits = opt.quant.bits if opt.quant.method else 16
     if eff is None:
         fit, base = calibration().engine(opt.engine).roofline, Efficiency()
-        eff = Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.scale,
-                         step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=0.0)
+        eff = Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
+                         step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s)
     return StepModel(req.model, hw, bits, opt.quant.method, KV_BYTES.get(opt.kv_dtype, 1.0), eff)
 
 
@@ -100,17 +100,20 @@ def step_times(req: Request, opt: Option) -> tuple[StepTimes, str]:
     fit = calibration().engine(opt.engine).silicon
     for candidate in candidates:
         try:
-            step = SiliconStepModel(candidate, fit.scale, fit.step_overhead_s)
+            step = SiliconStepModel(candidate, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
         except SiliconUnavailable:
             continue
         release = (f"{candidate.backend} {candidate.version}" if candidate.version == opt.version.version else
                    f"{candidate.backend} {candidate.version}, the nearest release it measured to {opt.version.version}")
         kv = " (fp8 KV cache timed with its bf16 attention kernels)" if target and candidate.kv_quant != target.kv_quant else ""
         return step, (f"step times from aiconfigurator-core's measured per-op latencies ({candidate.system}, "
-                      f"{release}){kv}, scaled by the fitted {fit.scale:g}")
-    return step_model(req, opt), (f"step times from the roofline on {req.gpu.name} datasheet peaks with "
-                                  f"efficiencies fitted on measured serving runs (aiconfigurator-core has no "
-                                  f"per-op data for this GPU, engine, model or format)")
+                      f"{release}){kv}, scaled by the fitted {fit.scale:g} (decode) and {fit.prefill_scale:g} (prefill)")
+    return step_model(req, opt), _roofline_source(req)
+
+
+def _roofline_source(req: Request) -> str:
+    return (f"step times from the roofline on {req.gpu.name} datasheet peaks with efficiencies fitted on "
+            f"measured serving runs (aiconfigurator-core has no per-op data for this GPU, engine, model or format)")
 
 
 def quick_throughput(req: Request, opt: Option) -> float:
@@ -140,10 +143,17 @@ def estimate(req: Request, opt: Option) -> Estimate:
                     batched_tokens=opt.plan.batched_tokens, chunked_prefill=opt.chunked_prefill)
     rate = w.request_rate / opt.replicas if w.request_rate is not None else None
     step, source = step_times(req, opt)
-    result = Simulator(step, cfg, w.prompt_tokens, w.output_tokens, per_replica, request_rate=rate,
-                       prefix_tokens=w.shared_prefix_tokens if opt.prefix_caching else 0,
-                       request_overhead_s=calibration().engine(opt.engine).request_overhead_s,
-                       stagger=True).run()
+
+    def simulate(times: StepTimes) -> SimResult:
+        return Simulator(times, cfg, w.prompt_tokens, w.output_tokens, per_replica, request_rate=rate,
+                         prefix_tokens=w.shared_prefix_tokens if opt.prefix_caching else 0,
+                         request_overhead_s=calibration().engine(opt.engine).frontend_s(per_replica),
+                         stagger=True).run()
+    try:
+        result = simulate(step)
+    except SiliconUnavailable:  # a table lacks a point this workload reaches: the roofline answers instead
+        step, source = step_model(req, opt), _roofline_source(req)
+        result = simulate(step)
     metrics = result.summary()
     metrics["throughput_tok_s"] *= opt.replicas
     sla = req.sla

@@ -142,36 +142,44 @@ def unavailable(target: SiliconTarget) -> SiliconUnavailable | None:
     try:
         _prefill_ms(target, 64, 64)
         _decode_attention_ms(target, 8, 1024)
-    except Exception as exc:  # noqa: BLE001
-        return SiliconUnavailable(f"{type(exc).__name__}: {str(exc)[:200]}")
+    except SiliconUnavailable as exc:
+        return exc
     return None
 
 
 @lru_cache(maxsize=200_000)
 def _prefill_ms(target: SiliconTarget, tokens: int, span: int) -> tuple[float, float]:
     """(non-attention ms for `tokens` tokens, context attention ms for chunks of prompts `span` long)."""
-    _, shared, ctx_attn, _ = _handle(target).mixed_step_breakdown(max(tokens, 1), 0, max(span, 1), 0)
+    try:
+        _, shared, ctx_attn, _ = _handle(target).mixed_step_breakdown(max(tokens, 1), 0, max(span, 1), 0)
+    except Exception as exc:  # noqa: BLE001 - a table without this point
+        raise SiliconUnavailable(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
     return float(shared), float(ctx_attn)
 
 
 @lru_cache(maxsize=200_000)
 def _decode_attention_ms(target: SiliconTarget, seqs: int, context: int) -> float:
     """Generation attention ms for `seqs` sequences holding `context` tokens each."""
-    return float(_handle(target).mixed_step_breakdown(1, seqs, max(context, 1), 0)[3])
+    try:
+        return float(_handle(target).mixed_step_breakdown(1, seqs, max(context, 1), 0)[3])
+    except Exception as exc:  # noqa: BLE001 - a table without this point
+        raise SiliconUnavailable(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
 class SiliconStepModel:
     """Iteration time from aiconfigurator's per-op tables (same call shape as advisor.perf.StepModel).
 
-    `scale` and `step_overhead_s` are the engine's fitted correction (advisor/catalog/calibration.json):
-    the per-op tables time kernels, not the scheduler loop around them. Raises SiliconUnavailable when
+    `scale` (decode), `prefill_scale`, `step_overhead_s` and `per_seq_overhead_s` are the engine's fitted correction
+    (advisor/catalog/calibration.json): the per-op tables time kernels, not the scheduler loop around them. Raises SiliconUnavailable when
     aiconfigurator cannot build the configuration."""
 
-    def __init__(self, target: SiliconTarget, scale: float = 1.0, step_overhead_s: float = 0.0) -> None:
+    def __init__(self, target: SiliconTarget, scale: float = 1.0, step_overhead_s: float = 0.0,
+                 per_seq_overhead_s: float = 0.0, prefill_scale: float = 1.0) -> None:
         problem = unavailable(target)
         if problem is not None:
             raise problem
-        self.target, self.scale, self.step_overhead_s = target, scale, step_overhead_s
+        self.target, self.scale, self.prefill_scale = target, scale, prefill_scale
+        self.step_overhead_s, self.per_seq_overhead_s = step_overhead_s, per_seq_overhead_s
 
     def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float,
                      prefill_seqs: int = 0) -> float:
@@ -183,6 +191,12 @@ class SiliconStepModel:
         # a chunk of n tokens attending to c earlier ones on average costs what aiconfigurator charges
         # for n tokens of prompts 2c long (its attention tables are per whole prompt, split per chunk)
         shared = _prefill_ms(t, _bucket(tokens), 1)[0]
+        decode_shared = _prefill_ms(t, _bucket(decode_seqs), 1)[0] if decode_seqs else 0.0
         ctx_attn = _prefill_ms(t, _bucket(prefill_tokens), _bucket(2 * prefill_context))[1] if prefill_tokens else 0.0
         dec_attn = _decode_attention_ms(t, _bucket(decode_seqs), _bucket(decode_context / decode_seqs)) if decode_seqs else 0.0
-        return (shared + ctx_attn + dec_attn) / 1e3 * self.scale + self.step_overhead_s
+        decode_ms = decode_shared + dec_attn
+        prefill_ms = max(shared - decode_shared, 0.0) + ctx_attn
+        seqs = decode_seqs + prefill_seqs
+        return ((decode_ms * self.scale + prefill_ms * self.prefill_scale) / 1e3 + self.step_overhead_s
+                + self.per_seq_overhead_s * seqs)
+        return (shared + ctx_attn + dec_attn) / 1e3 * self.scale + self.step_overhead_s + self.per_seq_overhead_s * seqs

@@ -8,7 +8,7 @@ answers are repeatable) whatever the server's progress. Real closed-loop clients
 few requests: either the engine's own admission order spreads a wave that starts together (a
 chunked-prefill budget admits a few prompts per step, and each group keeps its place; the default,
 as benchmark clients start), or with `stagger` the clients start spread over one request's expected
-duration. Either way the percentiles come from the steady state: the first wave (one request per
+duration at random (seeded) phases, as independent users do. Either way the percentiles come from the steady state: the first wave (one request per
 client) is served but left out of `summary()` and `goodput()`. Every request also pays a fixed `request_overhead_s`
 before it can be scheduled (tokenisation, scheduling and detokenisation in the engine's frontend; fitted
 per engine in advisor/catalog/calibration.json), which counts in its TTFT. With prefix caching, every request after the first that computed a shared
@@ -157,6 +157,7 @@ class Simulator:
             num_requests = int(min(high, max(low, request_rate * OPEN_LOOP_SECONDS)))
         self.num_requests = num_requests or max(2 * concurrency, 24)
         self.think_time_s, self.request_overhead_s, self.stagger = think_time_s, request_overhead_s, stagger
+        self.seed = seed
         self.arrivals: list[float] = []  # heap of send times still to come
         if request_rate:
             rng, at = random.Random(seed), 0.0
@@ -347,8 +348,8 @@ class Simulator:
 
     def run(self) -> SimResult:
         if self.request_rate is None:
-            spread = self._stagger() / self.concurrency if self.stagger else 0.0
-            self.arrivals = [i * spread for i in range(min(self.concurrency, self.num_requests))]
+            span, rng = (self._stagger() if self.stagger else 0.0), random.Random(self.seed)
+            self.arrivals = [rng.uniform(0, span) for _ in range(min(self.concurrency, self.num_requests))]
         heapq.heapify(self.arrivals)
         for _ in range(MAX_EVENTS):
             self._admit_arrivals()

@@ -28,7 +28,7 @@ from advisor.calibration import Calibration, StepFit, calibration, parse
 from advisor.catalog import CATALOG_DIR, gpus
 from advisor.model_specs import ModelSpec, spec_from_config
 from advisor.perf import Efficiency, Hardware, StepModel, StepTimes
-from advisor.silicon import SiliconStepModel, SiliconTarget, nearest_version
+from advisor.silicon import SiliconStepModel, SiliconTarget, SiliconUnavailable, nearest_version
 from advisor.simulate import SimConfig, Simulator, percentile
 
 SEED = 20261201
@@ -152,16 +152,22 @@ def _roofline(c: Case, eff: Efficiency) -> StepModel:
 def roofline_step(c: Case, fit: StepFit) -> StepModel:
     """Default roofline efficiencies divided by the fitted scale, plus the fitted per-step cost."""
     base = Efficiency()
-    return _roofline(c, Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.scale,
-                                   step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=0.0))
+    return _roofline(c, Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
+                                   step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s))
+
+
+def silicon_step(c: Case, fit: StepFit) -> SiliconStepModel:
+    return SiliconStepModel(c.target, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
 
 
 def simulate(c: Case, step: StepTimes, request_overhead_s: float) -> tuple[float, float]:
-    """(p50 TTFT ms, p50 TPOT ms) of the closed loop the row measured."""
+    """(p50 TTFT ms, p50 TPOT ms) of the closed loop the row measured, its users out of step as the
+    advisor simulates them."""
     context = c.concurrency * (c.isl + c.osl) * 2  # the measured runs were sized to hold their batch
     cfg = SimConfig(kv_tokens=context, max_num_seqs=c.concurrency, batched_tokens=BATCHED_TOKENS,
                     chunked_prefill=MIXED_STEPS[c.row["backend"]])
-    out = Simulator(step, cfg, c.isl, c.osl, c.concurrency, request_overhead_s=request_overhead_s).run().summary()
+    out = Simulator(step, cfg, c.isl, c.osl, c.concurrency, request_overhead_s=request_overhead_s,
+                    stagger=True).run().summary()
     return out["ttft_p50_ms"], out["tpot_p50_ms"]
 
 
@@ -170,15 +176,14 @@ def advisor_silicon(c: Case, cal: Calibration) -> tuple[float, float]:
     cannot build the configuration (missing per-op data for the quantization, say)."""
     fit = cal.engine(c.engine)
     try:
-        step: StepTimes = SiliconStepModel(c.target, fit.silicon.scale, fit.silicon.step_overhead_s)
-    except Exception:  # noqa: BLE001 - aiconfigurator raises many kinds for data it lacks
-        step = roofline_step(c, fit.roofline)
-    return simulate(c, step, fit.request_overhead_s)
+        return simulate(c, silicon_step(c, fit.silicon), fit.frontend_s(c.concurrency))
+    except SiliconUnavailable:
+        return advisor_roofline(c, cal)
 
 
 def advisor_roofline(c: Case, cal: Calibration) -> tuple[float, float]:
     fit = cal.engine(c.engine)
-    return simulate(c, roofline_step(c, fit.roofline), fit.request_overhead_s)
+    return simulate(c, roofline_step(c, fit.roofline), fit.frontend_s(c.concurrency))
 
 
 def naive_roofline(c: Case, cal: Calibration) -> tuple[float, float]:
@@ -249,7 +254,9 @@ def evaluate(cases: list[Case], cal: Calibration) -> dict[str, dict[str, float]]
 
 # --- fitting -----------------------------------------------------------------------------------
 STEP_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.003, 0.005)
+PER_SEQ_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00008)
 REQUEST_OVERHEADS_S = (0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3)
+PER_STREAM_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.004, 0.008)
 
 
 def _median_err(pairs: list[tuple[float, float]]) -> float:
@@ -257,44 +264,57 @@ def _median_err(pairs: list[tuple[float, float]]) -> float:
 
 
 def fit_step(cases: list[Case], raw_tpot: list[float]) -> StepFit:
-    """Scale and per-step cost minimising the median TPOT error, given TPOTs simulated unscaled (TPOT is
-    one decode step's time, so it moves with the scale and the per-step cost directly)."""
+    """Scale, per-step and per-sequence costs minimising the median TPOT error, given TPOTs simulated
+    unscaled (TPOT is one decode step's time, which moves with these directly; the batch is the row's
+    concurrency)."""
     best: tuple[float, StepFit] | None = None
+    pairs = [(c, x) for c, x in zip(cases, raw_tpot, strict=True) if x > 0]
     for overhead in STEP_OVERHEADS_S:
-        ratios = [(c.tpot_ms - overhead * 1e3) / x for c, x in zip(cases, raw_tpot, strict=True) if x > 0]
-        scale = min(20.0, max(0.05, percentile(ratios, 50)))
-        err = _median_err([(scale * x + overhead * 1e3, c.tpot_ms) for c, x in zip(cases, raw_tpot, strict=True)])
-        if best is None or err < best[0]:
-            best = (err, StepFit(round(scale, 4), overhead))
+        for per_seq in PER_SEQ_OVERHEADS_S:
+            fixed = [(overhead + per_seq * c.concurrency) * 1e3 for c, _ in pairs]
+            scale = min(20.0, max(0.05, percentile([(c.tpot_ms - f) / x for (c, x), f in zip(pairs, fixed, strict=True)], 50)))
+            err = _median_err([(scale * x + f, c.tpot_ms) for (c, x), f in zip(pairs, fixed, strict=True)])
+            if best is None or err < best[0]:
+                best = (err, StepFit(round(scale, 4), overhead, per_seq))
     assert best is not None
     return best[1]
 
 
-def fit_request_overhead(cases: list[Case], ttft: list[float]) -> float:
-    """The fixed per-request cost minimising the median TTFT error, given TTFTs simulated without it."""
-    return min(REQUEST_OVERHEADS_S, key=lambda o: _median_err([(t + o * 1e3, c.ttft_ms) for c, t in zip(cases, ttft, strict=True)]))
+PREFILL_SCALES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+
+
+def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, float] | None = None) -> tuple[float, float, float]:
+    """(prefill scale, per-request cost, its share per concurrent stream) minimising the median TTFT
+    error, given TTFTs simulated with the prefill unscaled and no frontend cost (TTFT is mostly one
+    prompt's prefill plus that cost, so it moves with them about linearly); `frontend` fixes the cost."""
+    costs = [frontend] if frontend else [(a, b) for a in REQUEST_OVERHEADS_S for b in PER_STREAM_OVERHEADS_S]
+    grid = [(p, a, b) for p in PREFILL_SCALES for a, b in costs]
+    return min(grid, key=lambda g: _median_err([(g[0] * t + (g[1] + g[2] * c.concurrency) * 1e3, c.ttft_ms)
+                                                for c, t in zip(cases, ttft, strict=True)]))
 
 
 def _fit_group(cases: list[Case]) -> dict[str, Any]:
+    """Per step model: the decode constants from TPOT, then the prefill scale and (fitted where the steps
+    are measured, as it is the engine's own) the frontend cost from TTFT."""
     unit = StepFit(1.0, 0.0)
     fits: dict[str, Any] = {"rows": len(cases)}
-    overheads = []
     kinds: tuple[tuple[str, Callable[[Case, StepFit], StepTimes]], ...] = (
-        ("silicon", lambda c, f: SiliconStepModel(c.target, f.scale, f.step_overhead_s)), ("roofline", roofline_step))
+        ("silicon", silicon_step), ("roofline", roofline_step))
     for kind, make in kinds:
         usable, raw = [], []
         for c in cases:
             try:
                 raw.append(simulate(c, make(c, unit), 0.0)[1])
                 usable.append(c)
-            except Exception:  # noqa: BLE001 - rows aiconfigurator cannot build are left out of its fit
+            except SiliconUnavailable:  # rows aiconfigurator cannot time are left out of its fit
                 continue
         step = fit_step(usable, raw)
-        fits[kind] = {"scale": step.scale, "step_overhead_s": step.step_overhead_s}
-        if kind == "silicon":
-            ttft = [simulate(c, make(c, step), 0.0)[0] for c in usable]
-            overheads.append(fit_request_overhead(usable, ttft))
-    fits["request_overhead_s"] = overheads[0]
+        ttft = [simulate(c, make(c, step), 0.0)[0] for c in usable]
+        frontend = (fits["request_overhead_s"], fits["per_stream_overhead_s"]) if kind == "roofline" else None
+        prefill, overhead, per_stream = fit_prefill(usable, ttft, frontend)
+        fits[kind] = {"scale": step.scale, "prefill_scale": prefill, "step_overhead_s": step.step_overhead_s,
+                      "per_seq_overhead_s": step.per_seq_overhead_s}
+        fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
     return fits
 
 

@@ -21,10 +21,17 @@ def test_the_shipped_calibration_loads_and_names_its_rows_seed_and_date():
     assert cal.engine("an-engine-without-rows") == cal.engines["default"]
 
 
+def test_the_frontend_cost_grows_with_the_streams_it_serves():
+    fit = calibration().engine("vllm")
+    assert fit.frontend_s(64) == fit.request_overhead_s + 64 * fit.per_stream_overhead_s
+    assert fit.frontend_s(64) >= fit.frontend_s(1) >= 0
+
+
 @pytest.mark.parametrize("path, value, message", [
     (("engines", "default", "request_overhead_s"), -0.1, "request_overhead_s"),
     (("engines", "default", "silicon", "scale"), "fast", "silicon.scale"),
     (("engines", "default", "roofline", "step_overhead_s"), float("nan"), "roofline.step_overhead_s"),
+    (("engines", "default", "per_stream_overhead_s"), 5, "per_stream_overhead_s"),
     (("fitted", "held_out_systems"), ["b200_sxm"], "h100_sxm"),
     (("systems", "h200-sxm-141gb"), "", "systems.h200-sxm-141gb"),
 ])

@@ -28,11 +28,15 @@ def test_measured_decode_steps_grow_with_batch_and_context():
     assert 0.001 < small < wide < long < 1.0
 
 
-def test_a_prompt_chunk_costs_more_than_a_decode_token_and_the_fitted_scale_applies():
-    step, scaled = SiliconStepModel(H200_VLLM), SiliconStepModel(H200_VLLM, scale=2.0, step_overhead_s=0.001)
+def test_a_prompt_chunk_costs_more_than_a_decode_token_and_the_fitted_scales_apply():
+    step = SiliconStepModel(H200_VLLM)
     assert step.step_seconds(4096, 2048.0, 0, 0.0, 1) > 4 * step.step_seconds(0, 0.0, 1, 2048)
+    scaled = SiliconStepModel(H200_VLLM, scale=2.0, step_overhead_s=0.001, per_seq_overhead_s=0.0001, prefill_scale=2.0)
     one = step.step_seconds(512, 256.0, 8, 8 * 1024, 1)
-    assert scaled.step_seconds(512, 256.0, 8, 8 * 1024, 1) == pytest.approx(2 * one + 0.001, rel=1e-6)
+    assert scaled.step_seconds(512, 256.0, 8, 8 * 1024, 1) == pytest.approx(2 * one + 0.001 + 9 * 0.0001, rel=1e-6)
+    slow_prefill = SiliconStepModel(H200_VLLM, prefill_scale=3.0)
+    assert slow_prefill.step_seconds(0, 0.0, 8, 8 * 1024) == step.step_seconds(0, 0.0, 8, 8 * 1024)
+    assert slow_prefill.step_seconds(2048, 1024.0, 0, 0.0, 1) == pytest.approx(3 * step.step_seconds(2048, 1024.0, 0, 0.0, 1))
 
 
 def test_a_configuration_without_measurements_is_refused_not_guessed():
