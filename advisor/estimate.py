@@ -10,7 +10,7 @@ per-request cost) and compares steady-state p95 figures with the SLA.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from advisor.calibration import calibration
 from advisor.perf import Efficiency, Hardware, StepModel, StepTimes
@@ -20,6 +20,7 @@ from advisor.silicon import (
     SiliconTarget,
     SiliconUnavailable,
     model_path_for,
+    nearest_measured,
     nearest_version,
 )
 from advisor.simulate import SimConfig, SimResult, Simulator
@@ -88,27 +89,24 @@ def silicon_target(req: Request, opt: Option) -> SiliconTarget | None:
     model_path = model_path_for(req.model)
     if version is None or model_path is None:
         return None
-    return SiliconTarget(system, backend, version, model_path, opt.tp, opt.pp, SILICON_QUANT[opt.quant.method],
-                         None, "fp8" if opt.kv_dtype else None)
+    return SiliconTarget(system, backend, version, model_path, opt.tp, opt.pp,
+                         gemm_quant=SILICON_QUANT[opt.quant.method], kv_quant="fp8" if opt.kv_dtype else None)
 
 
 def step_times(req: Request, opt: Option) -> tuple[StepTimes, str]:
-    """The step model the simulation uses for `opt`, and where its times come from, in words. Where
-    aiconfigurator lacks attention data for an fp8 KV cache, the bf16 cache's kernels stand in."""
+    """The step model the simulation uses for `opt`, and where its times come from, in words."""
     target = silicon_target(req, opt)
-    candidates = [target] + ([replace(target, kv_quant=None)] if target and target.kv_quant else []) if target else []
+    found = nearest_measured(target) if target is not None else None
+    if found is None:
+        return step_model(req, opt), _roofline_source(req)
+    measured, changed = found
     fit = calibration().engine(opt.engine).silicon
-    for candidate in candidates:
-        try:
-            step = SiliconStepModel(candidate, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
-        except SiliconUnavailable:
-            continue
-        release = (f"{candidate.backend} {candidate.version}" if candidate.version == opt.version.version else
-                   f"{candidate.backend} {candidate.version}, the nearest release it measured to {opt.version.version}")
-        kv = " (fp8 KV cache timed with its bf16 attention kernels)" if target and candidate.kv_quant != target.kv_quant else ""
-        return step, (f"step times from aiconfigurator-core's measured per-op latencies ({candidate.system}, "
-                      f"{release}){kv}, scaled by the fitted {fit.scale:g} (decode) and {fit.prefill_scale:g} (prefill)")
-    return step_model(req, opt), _roofline_source(req)
+    release = (f"{measured.backend} {measured.version}" if measured.version == opt.version.version else
+               f"{measured.backend} {measured.version}, the nearest release it measured to {opt.version.version}")
+    return (SiliconStepModel(measured, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale),
+            f"step times from aiconfigurator-core's measured per-op latencies ({measured.system}, {release}"
+            f"{'; ' + changed if changed else ''}), scaled by the fitted {fit.scale:g} (decode) and "
+            f"{fit.prefill_scale:g} (prefill)")
 
 
 def _roofline_source(req: Request) -> str:

@@ -16,7 +16,7 @@ import json
 import logging
 import math
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ class SiliconTarget:
     gemm_quant: str | None = None
     moe_quant: str | None = None
     kv_quant: str | None = None
+    fmha_quant: str | None = None
     moe_tp: int | None = None
     moe_ep: int | None = None
     attention_dp: int = 1
@@ -126,7 +127,7 @@ def _handle(target: SiliconTarget) -> Any:
         return EngineHandle.compile(
             target.model_path, target.system, target.backend, backend_version=target.version, tp_size=target.tp,
             pp_size=target.pp, gemm_quant_mode=target.gemm_quant, moe_quant_mode=target.moe_quant,
-            kvcache_quant_mode=target.kv_quant, moe_tp_size=target.moe_tp, moe_ep_size=target.moe_ep,
+            kvcache_quant_mode=target.kv_quant, fmha_quant_mode=target.fmha_quant, moe_tp_size=target.moe_tp, moe_ep_size=target.moe_ep,
             attention_dp_size=target.attention_dp)
     except Exception as exc:  # noqa: BLE001 - it raises many kinds (missing data, unknown quant, bad layout)
         return SiliconUnavailable(f"{type(exc).__name__}: {str(exc)[:200]}")
@@ -145,6 +146,17 @@ def unavailable(target: SiliconTarget) -> SiliconUnavailable | None:
     except SiliconUnavailable as exc:
         return exc
     return None
+
+
+def nearest_measured(target: SiliconTarget) -> tuple[SiliconTarget, str] | None:
+    """`target`, else the closest configuration aiconfigurator has measurements for: attention kernels
+    in bf16 (its tables often hold no fp8 attention for a GPU or MLA), then a bf16 KV cache too; with
+    what was changed, in words (empty when nothing was). None when none of them can be timed."""
+    attention = replace(target, fmha_quant="bfloat16")
+    tries = [(target, ""), (attention, "attention timed with its bf16 kernels")]
+    if target.kv_quant:
+        tries.append((replace(attention, kv_quant=None), "attention and the fp8 KV cache timed with bf16 kernels"))
+    return next(((t, why) for t, why in tries if unavailable(t) is None), None)
 
 
 @lru_cache(maxsize=200_000)

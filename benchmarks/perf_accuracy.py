@@ -28,7 +28,13 @@ from advisor.calibration import Calibration, StepFit, calibration, parse
 from advisor.catalog import CATALOG_DIR, gpus
 from advisor.model_specs import ModelSpec, spec_from_config
 from advisor.perf import Efficiency, Hardware, StepModel, StepTimes
-from advisor.silicon import SiliconStepModel, SiliconTarget, SiliconUnavailable, nearest_version
+from advisor.silicon import (
+    SiliconStepModel,
+    SiliconTarget,
+    SiliconUnavailable,
+    nearest_measured,
+    nearest_version,
+)
 from advisor.simulate import SimConfig, Simulator, percentile
 
 SEED = 20261201
@@ -42,7 +48,7 @@ ENGINES = {"vllm": "vllm", "sglang": "sglang", "trtllm": "tensorrt-llm"}  # CSV 
 # TRT-LLM's enable_chunked_prefill defaults to False (tensorrt_llm/llmapi/llm_args.py)
 MIXED_STEPS = {"vllm": True, "sglang": False, "trtllm": False}
 BITS = {"fp8": 8, "fp4": 4, "int4": 4, "bf16": 16, "": 16}
-SAMPLE = {"fit": 40, "other": 40}  # rows per backend simulated per set, seeded, to keep the run minutes long
+SAMPLE = {"fit": 60, "other": 60}  # rows per backend simulated per set, seeded, to keep the run minutes long
 Row = dict[str, str]
 
 
@@ -137,8 +143,8 @@ def case(row: Row) -> Case | None:
     moe_ep = int(row["moe_ep_size"] or 1) or 1
     moe_tp = int(row["moe_tp_size"]) if row["moe_tp_size"] not in ("", "0") else max(1, tp // moe_ep)
     target = SiliconTarget(row["system"], row["backend"], version, model_path, tp, pp,
-                           row["gemm_quant_mode"] or None, row["moe_quant_mode"] or None, None,
-                           moe_tp, moe_ep)
+                           gemm_quant=row["gemm_quant_mode"] or None, moe_quant=row["moe_quant_mode"] or None,
+                           moe_tp=moe_tp, moe_ep=moe_ep)
     compute = "fp8" if bits <= 8 else "bf16"
     hw = Hardware.from_gpu(gpus()[gpu_id], compute, tp, pp)
     return Case(row, spec, ENGINES[row["backend"]], target, hw, bits, int(row["batch_size"]), int(row["isl"]),
@@ -157,7 +163,12 @@ def roofline_step(c: Case, fit: StepFit) -> StepModel:
 
 
 def silicon_step(c: Case, fit: StepFit) -> SiliconStepModel:
-    return SiliconStepModel(c.target, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
+    """aiconfigurator's step times for the row's configuration, or the nearest one it measured (as the
+    advisor picks it); raises SiliconUnavailable when there is none."""
+    found = nearest_measured(c.target)
+    if found is None:
+        raise SiliconUnavailable(f"no measurements for {c.target}")
+    return SiliconStepModel(found[0], fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
 
 
 def simulate(c: Case, step: StepTimes, request_overhead_s: float) -> tuple[float, float]:

@@ -1,6 +1,7 @@
 """Step times come from aiconfigurator-core's measured per-op latencies where it covers the setup, else the roofline."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from advisor.silicon import (
     SiliconTarget,
     SiliconUnavailable,
     model_path_for,
+    nearest_measured,
     nearest_version,
 )
 from advisor.validation import parse_request
@@ -42,6 +44,17 @@ def test_a_prompt_chunk_costs_more_than_a_decode_token_and_the_fitted_scales_app
 def test_a_configuration_without_measurements_is_refused_not_guessed():
     with pytest.raises(SiliconUnavailable):
         SiliconStepModel(SiliconTarget("a100_sxm", "vllm", "0.14.0", "meta-llama/Meta-Llama-3.1-8B", gemm_quant="int4_wo"))
+
+
+def test_an_unmeasured_kv_format_falls_back_to_the_nearest_measured_kernels_and_says_so():
+    wanted = SiliconTarget("a100_sxm", "vllm", "0.14.0", "meta-llama/Meta-Llama-3.1-8B", kv_quant="fp8")
+    found = nearest_measured(wanted)
+    assert found is not None
+    measured, why = found
+    assert measured.kv_quant is None and "KV cache" in why
+    assert nearest_measured(SiliconTarget("h200_sxm", "vllm", "0.24.0", "meta-llama/Meta-Llama-3.1-8B")) == (
+        SiliconTarget("h200_sxm", "vllm", "0.24.0", "meta-llama/Meta-Llama-3.1-8B"), "")
+    assert nearest_measured(replace(wanted, gemm_quant="int4_wo")) is None
 
 
 def test_the_nearest_measured_release_stands_in_for_an_older_one():
