@@ -5,14 +5,16 @@ arrival models: a closed loop, where clients keep `concurrency` requests in flig
 --max-concurrency` does) and each sends its next request `think_time_s` after the last one finishes; or
 an open loop, where requests arrive as a Poisson process at `request_rate` per second (seeded, so
 answers are repeatable) whatever the server's progress. Real closed-loop clients drift apart within a
-few requests: either the engine's own admission order spreads a wave that starts together (a
-chunked-prefill budget admits a few prompts per step, and each group keeps its place; the default,
-as benchmark clients start), or with `stagger` the clients start spread over one request's expected
-duration at random (seeded) phases, as independent users do. Either way the percentiles come from the steady state: the first wave (one request per
-client) is served but left out of `summary()` and `goodput()`. Every request also pays a fixed `request_overhead_s`
-before it can be scheduled (tokenisation, scheduling and detokenisation in the engine's frontend; fitted
-per engine in advisor/catalog/calibration.json), which counts in its TTFT. With prefix caching, every request after the first that computed a shared
-prefix of `prefix_tokens` skips prefilling it, and the prefix's KV blocks are held once. Each iteration the scheduler, like vLLM's, gives every running sequence one
+few requests. By default a wave that starts together is spread only by the engine's own admission
+order (a chunked-prefill budget admits a few prompts per step, and each group keeps its place); with
+`stagger` (what advisor.estimate and the perf-accuracy bench use) the clients start at random (seeded)
+phases over one request's expected duration, as independent users do. Either way the percentiles come
+from the steady state: the first wave (one request per client) is served but left out of `summary()`
+and `goodput()`. Every request also pays `request_overhead_s` before it can be scheduled (the engine
+frontend's tokenisation, scheduling and detokenisation; fitted per engine in
+advisor/catalog/calibration.json), which counts in its TTFT. With prefix caching, every request after
+the first that computed a shared prefix of `prefix_tokens` skips prefilling it, and the prefix's KV
+blocks are held once. Each iteration the scheduler, like vLLM's, gives every running sequence one
 decode token and fills the rest of the token budget with prompt chunks (chunked prefill) — or, without
 chunked prefill, runs waiting prompts whole before any decode. A sequence is admitted only while the
 KV cache has room for its prompt; when decoding runs out of room the newest sequence is preempted
