@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
 PROCFILE ?= Procfile
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-extraction bench-diagnose stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-perf-accuracy bench-extraction bench-diagnose stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,11 @@ bench-diagnose: $(STAMP)
 # minutes: our engine against the advisor's performance model (not part of `make bench`)
 bench-calibrate: $(STAMP)
 	$(PY) -m benchmarks.calibrate
+
+# minutes: the advisor's TTFT/TPOT against aiconfigurator-core's measured serving runs (h200 validation half,
+# fit half, other systems) beside aiconfigurator's own estimate and a naive roofline; --fit refits calibration.json
+bench-perf-accuracy: $(STAMP)
+	$(PY) -m benchmarks.perf_accuracy $(BENCH_ARGS)
 
 # minutes: the extraction workload through the built-in server (batched, no prefix cache, one at a time)
 bench-extraction: $(STAMP)

@@ -1,17 +1,29 @@
 """Latency and throughput estimates for one configuration, and whether they meet the SLA.
 
-Runs for the shortlisted configurations of each recommendation: builds the roofline step model for the
-replica's GPUs and precision, runs the continuous-batching simulation on the request's workload (the
-concurrency split evenly over replicas) and compares p95 figures with the SLA.
+Runs for the shortlisted configurations of each recommendation: builds the step model for the replica
+(aiconfigurator-core's measured per-op latencies where its database covers the GPU, engine and model,
+at its nearest release; else the roofline for the GPUs and precision), both corrected by the engine's
+fitted constants (advisor/catalog/calibration.json), runs the continuous-batching simulation on the
+request's workload (the concurrency split evenly over replicas, each request paying the engine's fitted
+per-request cost) and compares steady-state p95 figures with the SLA.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from advisor.perf import Efficiency, Hardware, StepModel
+from advisor.calibration import calibration
+from advisor.perf import Efficiency, Hardware, StepModel, StepTimes
 from advisor.planner import KV_BYTES, Option
-from advisor.simulate import SimConfig, Simulator
+from advisor.silicon import (
+    SiliconStepModel,
+    SiliconTarget,
+    SiliconUnavailable,
+    model_path_for,
+    nearest_measured,
+    nearest_version,
+)
+from advisor.simulate import SimConfig, SimResult, Simulator
 from advisor.validation import Request
 
 SLA_CHECKS = (("p95_ttft_ms", "ttft_p95_ms", "p95 TTFT"), ("p95_tpot_ms", "tpot_p95_ms", "p95 TPOT"),
@@ -41,6 +53,7 @@ class Estimate:
     misses: tuple[str, ...]
     sla_misses: tuple[SlaMiss, ...] = ()
     other_misses: tuple[str, ...] = ()  # what fails besides the SLA terms (requests that never fit, overload)
+    step_source: str = ""  # where the step times came from, in words (for the rationale)
 
     @property
     def shortfall(self) -> float:
@@ -49,11 +62,56 @@ class Estimate:
 
 
 def step_model(req: Request, opt: Option, eff: Efficiency | None = None) -> StepModel:
-    """The per-iteration time model of one replica of `opt`."""
+    """The roofline per-iteration time model of one replica of `opt` (default: the engine's fitted
+    efficiencies and per-step cost)."""
     precision = opt.quant.compute if opt.quant.compute != "fp16" else ("bf16" if opt.dtype == "bfloat16" else "fp16")
     hw = Hardware.from_gpu(req.gpu, precision, opt.tp, opt.pp)
     bits = opt.quant.bits if opt.quant.method else 16
-    return StepModel(req.model, hw, bits, opt.quant.method, KV_BYTES.get(opt.kv_dtype, 1.0), eff or Efficiency())
+    if eff is None:
+        fit, base = calibration().engine(opt.engine).roofline, Efficiency()
+        eff = Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
+                         step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s)
+    return StepModel(req.model, hw, bits, opt.quant.method, KV_BYTES.get(opt.kv_dtype, 1.0), eff)
+
+
+# our weight-format names -> aiconfigurator's GEMM quant modes; a format not listed uses the roofline
+SILICON_QUANT = {None: None, "fp8": "fp8", "awq": "int4_wo", "gptq": "int4_wo", "awq_marlin": "int4_wo",
+                 "gptq_marlin": "int4_wo"}
+
+
+def silicon_target(req: Request, opt: Option) -> SiliconTarget | None:
+    """aiconfigurator's coordinates for `opt`, when its database covers the GPU, engine and model."""
+    cal = calibration()
+    system, backend = cal.systems.get(req.gpu.id), cal.backends.get(opt.engine)
+    if system is None or backend is None or opt.quant.method not in SILICON_QUANT:
+        return None
+    version = nearest_version(system, backend, opt.version.version)
+    model_path = model_path_for(req.model)
+    if version is None or model_path is None:
+        return None
+    return SiliconTarget(system, backend, version, model_path, opt.tp, opt.pp,
+                         gemm_quant=SILICON_QUANT[opt.quant.method], kv_quant="fp8" if opt.kv_dtype else None)
+
+
+def step_times(req: Request, opt: Option) -> tuple[StepTimes, str]:
+    """The step model the simulation uses for `opt`, and where its times come from, in words."""
+    target = silicon_target(req, opt)
+    found = nearest_measured(target) if target is not None else None
+    if found is None:
+        return step_model(req, opt), _roofline_source(req)
+    measured, changed = found
+    fit = calibration().engine(opt.engine).silicon
+    release = (f"{measured.backend} {measured.version}" if measured.version == opt.version.version else
+               f"{measured.backend} {measured.version}, the nearest release it measured to {opt.version.version}")
+    return (SiliconStepModel(measured, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale),
+            f"step times from aiconfigurator-core's measured per-op latencies ({measured.system}, {release}"
+            f"{'; ' + changed if changed else ''}), scaled by the fitted {fit.scale:g} (decode) and "
+            f"{fit.prefill_scale:g} (prefill)")
+
+
+def _roofline_source(req: Request) -> str:
+    return (f"step times from the roofline on {req.gpu.name} datasheet peaks with efficiencies fitted on "
+            f"measured serving runs (aiconfigurator-core has no per-op data for this GPU, engine, model or format)")
 
 
 def quick_throughput(req: Request, opt: Option) -> float:
@@ -71,18 +129,29 @@ def arrival_model(req: Request, opt: Option) -> str:
     split = f" ({opt.replicas} replicas share it evenly)" if opt.replicas > 1 else ""
     if w.request_rate is not None:
         return f"open loop: Poisson arrivals at {w.request_rate:g} requests/s{split}"
-    return f"closed loop: {w.concurrency} concurrent users, each sending its next request when the last one finishes{split}"
+    return (f"closed loop: {w.concurrency} concurrent users, each sending its next request when the last one "
+            f"finishes, started out of step; steady-state percentiles{split}")
 
 
-def estimate(req: Request, opt: Option, eff: Efficiency | None = None) -> Estimate:
+def estimate(req: Request, opt: Option) -> Estimate:
     """Simulate the workload on one replica and scale throughput by the replica count."""
     w = req.workload
     per_replica = math.ceil(w.concurrency / opt.replicas)
     cfg = SimConfig(kv_tokens=opt.plan.kv_tokens, max_num_seqs=opt.plan.max_num_seqs,
                     batched_tokens=opt.plan.batched_tokens, chunked_prefill=opt.chunked_prefill)
     rate = w.request_rate / opt.replicas if w.request_rate is not None else None
-    result = Simulator(step_model(req, opt, eff), cfg, w.prompt_tokens, w.output_tokens, per_replica,
-                       request_rate=rate, prefix_tokens=w.shared_prefix_tokens if opt.prefix_caching else 0).run()
+    step, source = step_times(req, opt)
+
+    def simulate(times: StepTimes) -> SimResult:
+        return Simulator(times, cfg, w.prompt_tokens, w.output_tokens, per_replica, request_rate=rate,
+                         prefix_tokens=w.shared_prefix_tokens if opt.prefix_caching else 0,
+                         request_overhead_s=calibration().engine(opt.engine).frontend_s(per_replica),
+                         stagger=True).run()
+    try:
+        result = simulate(step)
+    except SiliconUnavailable:  # a table lacks a point this workload reaches: the roofline answers instead
+        step, source = step_model(req, opt), _roofline_source(req)
+        result = simulate(step)
     metrics = result.summary()
     metrics["throughput_tok_s"] *= opt.replicas
     sla = req.sla
@@ -109,4 +178,4 @@ def estimate(req: Request, opt: Option, eff: Efficiency | None = None) -> Estima
                       f"({len(result.served) / result.makespan_s:.2f}/s): the queue and latencies grow without bound")
     misses += other
     return Estimate(metrics=metrics, meets_sla=not misses, misses=tuple(misses), sla_misses=tuple(sla_misses),
-                    other_misses=tuple(other))
+                    other_misses=tuple(other), step_source=source)

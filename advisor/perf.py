@@ -11,10 +11,19 @@ well the whole model predicts our own engine on this machine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from advisor.catalog import Gpu
 from advisor.model_specs import ModelSpec
 from advisor.sizing import effective_weight_bits, kv_bytes_per_token
+
+
+class StepTimes(Protocol):
+    """What the simulator needs of a step model: the roofline below, or measured per-op latencies
+    (advisor.silicon)."""
+
+    def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float,
+                     prefill_seqs: int = 0) -> float: ...
 
 
 @dataclass(frozen=True)

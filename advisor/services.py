@@ -109,7 +109,7 @@ def _rationale(req: Request, opt: Option, est: Estimate) -> list[str]:
         + _below_default(req, opt),
         f"simulated ({arrival_model(req, opt)}): p95 TTFT {est.metrics['ttft_p95_ms']:.0f} ms, "
         f"p95 TPOT {est.metrics['tpot_p95_ms']:.1f} ms, p95 latency {est.metrics['e2e_p95_ms']:.0f} ms, "
-        f"{est.metrics['throughput_tok_s']:.0f} output tok/s",
+        f"{est.metrics['throughput_tok_s']:.0f} output tok/s; {est.step_source}",
     ]
     if req.sla.is_set():
         lines.append(f"goodput: {est.metrics['sla_attainment']:.0%} of requests meet every latency target, "

@@ -1,11 +1,20 @@
-"""Discrete-event simulation of continuous batching on one replica, driven by the roofline step model.
+"""Discrete-event simulation of continuous batching on one replica, driven by a per-step time model.
 
-Runs for the shortlisted configurations of every recommendation, and in the calibration. Two arrival
-models: a closed loop, where clients keep `concurrency` requests in flight (as `vllm bench serve
---max-concurrency` does) and a new request arrives when one finishes; or an open loop, where requests
-arrive as a Poisson process at `request_rate` per second (seeded, so answers are repeatable) whatever
-the server's progress. With prefix caching, every request after the first that computed a shared
-prefix of `prefix_tokens` skips prefilling it, and the prefix's KV blocks are held once. Each iteration the scheduler, like vLLM's, gives every running sequence one
+Runs for the shortlisted configurations of every recommendation, and in the calibration benchmarks. Two
+arrival models: a closed loop, where clients keep `concurrency` requests in flight (as `vllm bench serve
+--max-concurrency` does) and each sends its next request `think_time_s` after the last one finishes; or
+an open loop, where requests arrive as a Poisson process at `request_rate` per second (seeded, so
+answers are repeatable) whatever the server's progress. Real closed-loop clients drift apart within a
+few requests. By default a wave that starts together is spread only by the engine's own admission
+order (a chunked-prefill budget admits a few prompts per step, and each group keeps its place); with
+`stagger` (what advisor.estimate and the perf-accuracy bench use) the clients start at random (seeded)
+phases over one request's expected duration, as independent users do. Either way the percentiles come
+from the steady state: the first wave (one request per client) is served but left out of `summary()`
+and `goodput()`. Every request also pays `request_overhead_s` before it can be scheduled (the engine
+frontend's tokenisation, scheduling and detokenisation; fitted per engine in
+advisor/catalog/calibration.json), which counts in its TTFT. With prefix caching, every request after
+the first that computed a shared prefix of `prefix_tokens` skips prefilling it, and the prefix's KV
+blocks are held once. Each iteration the scheduler, like vLLM's, gives every running sequence one
 decode token and fills the rest of the token budget with prompt chunks (chunked prefill) — or, without
 chunked prefill, runs waiting prompts whole before any decode. A sequence is admitted only while the
 KV cache has room for its prompt; when decoding runs out of room the newest sequence is preempted
@@ -23,7 +32,7 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from advisor.perf import StepModel
+from advisor.perf import StepTimes
 
 BLOCK = 16
 MAX_EVENTS = 200_000
@@ -41,6 +50,7 @@ class _Seq:
     start_step: int = 0  # decode-iteration counter when this stretch began
     held: int = 0  # KV tokens reserved at admission (prompt rounded to blocks)
     first_token_at: float | None = None
+    steady: bool = True  # False for a closed loop's first wave, left out of the percentiles
     epoch: int = 0  # bumped whenever the sequence leaves the decode set; stale heap entries are skipped
 
 
@@ -62,6 +72,7 @@ class Served:
     tpot_s: float | None
     e2e_s: float
     output: int
+    steady: bool = True
 
 
 @dataclass
@@ -84,20 +95,30 @@ class SimResult:
             self.tpot_s.append(served.tpot_s)
         self.output_tokens += served.output
 
+    def steady(self) -> list[Served]:
+        """The requests served in the steady state (every request when no warm-up was marked)."""
+        return [r for r in self.served if r.steady] or self.served
+
     def goodput(self, ttft_s: float | None, tpot_s: float | None, e2e_s: float | None) -> tuple[float, float]:
-        """(fraction of requests meeting every given latency limit, their output tokens per second)."""
+        """(fraction of steady-state requests meeting every given latency limit, the output tokens per
+        second that fraction of the throughput amounts to)."""
         def ok(r: Served) -> bool:
             return ((ttft_s is None or r.ttft_s <= ttft_s) and (e2e_s is None or r.e2e_s <= e2e_s)
                     and (tpot_s is None or r.tpot_s is None or r.tpot_s <= tpot_s))
-        good = [r for r in self.served if ok(r)]
-        fraction = len(good) / len(self.served) if self.served else 0.0
-        return fraction, (sum(r.output for r in good) / self.makespan_s if self.makespan_s else 0.0)
+        steady = self.steady()
+        good = sum(r.output for r in steady if ok(r))
+        total = sum(r.output for r in steady)
+        fraction = sum(ok(r) for r in steady) / len(steady) if steady else 0.0
+        rate = self.output_tokens / self.makespan_s if self.makespan_s else 0.0
+        return fraction, (rate * good / total if total else 0.0)
 
     def summary(self) -> dict[str, float]:
-        """p50/p95 TTFT, TPOT, end-to-end latency (ms) and output throughput (tokens/s)."""
+        """Steady-state p50/p95 TTFT, TPOT, end-to-end latency (ms) and output throughput (tokens/s)."""
+        steady = self.steady()
+        series = (("ttft", [r.ttft_s for r in steady]), ("e2e", [r.e2e_s for r in steady]),
+                  ("tpot", [r.tpot_s for r in steady if r.tpot_s is not None]))
         out = {f"{name}_{tag}_ms": percentile(values, q) * 1e3
-               for name, values in (("ttft", self.ttft_s), ("tpot", self.tpot_s), ("e2e", self.e2e_s))
-               for tag, q in (("p50", 50), ("p95", 95))}
+               for name, values in series for tag, q in (("p50", 50), ("p95", 95))}
         out["throughput_tok_s"] = self.output_tokens / self.makespan_s if self.makespan_s else 0.0
         out["preemptions"] = float(self.preemptions)
         return out
@@ -124,9 +145,10 @@ OPEN_LOOP_REQUESTS = (24, 400)  # ... within these bounds, so one simulation sta
 class Simulator:
     """One replica serving a closed- or open-loop workload; `run()` returns latency and throughput samples."""
 
-    def __init__(self, step: StepModel, cfg: SimConfig, prompt: int, output: int, concurrency: int,
+    def __init__(self, step: StepTimes, cfg: SimConfig, prompt: int, output: int, concurrency: int,
                  num_requests: int | None = None, *, request_rate: float | None = None, prefix_tokens: int = 0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, think_time_s: float = 0.0, request_overhead_s: float = 0.0,
+                 stagger: bool = False) -> None:
         self.step, self.cfg = step, cfg
         self.prompt, self.output, self.concurrency = prompt, output, concurrency
         self.request_rate = request_rate
@@ -136,7 +158,9 @@ class Simulator:
             low, high = OPEN_LOOP_REQUESTS
             num_requests = int(min(high, max(low, request_rate * OPEN_LOOP_SECONDS)))
         self.num_requests = num_requests or max(2 * concurrency, 24)
-        self.arrivals: deque[float] = deque()
+        self.think_time_s, self.request_overhead_s, self.stagger = think_time_s, request_overhead_s, stagger
+        self.seed = seed
+        self.arrivals: list[float] = []  # heap of send times still to come
         if request_rate:
             rng, at = random.Random(seed), 0.0
             for _ in range(self.num_requests):
@@ -155,23 +179,38 @@ class Simulator:
         self.result = SimResult()
 
     # --- bookkeeping -------------------------------------------------------------------------
-    def _arrive(self, at: float | None = None) -> None:
+    def _arrive(self, sent_at: float) -> None:
+        """A request sent at `sent_at` reaches the scheduler's queue (its frontend cost already paid)."""
         if self.sent < self.num_requests:
             cached = self.prefix_tokens if self.prefix_ready else 0
-            self.waiting.append(_Seq(self.now if at is None else at, self.prompt, self.output,
-                                     to_prefill=self.prompt - cached, cached=cached))
+            warm_up = self.request_rate is None and self.sent < self.concurrency
+            self.waiting.append(_Seq(sent_at, self.prompt, self.output, to_prefill=self.prompt - cached,
+                                     cached=cached, steady=not warm_up))
             self.sent += 1
             self.result.prefix_hits += bool(cached)
 
+    def _ready(self) -> float | None:
+        """When the next request still to come reaches the scheduler, if any is left."""
+        return self.arrivals[0] + self.request_overhead_s if self.arrivals else None
+
     def _closed_loop_next(self) -> None:
-        """A finished request frees its client, who sends the next one (closed loop only)."""
-        if self.request_rate is None:
-            self._arrive()
+        """A finished request frees its client, who sends the next one after thinking (closed loop only)."""
+        if self.request_rate is None and self.sent + len(self.arrivals) < self.num_requests:
+            heapq.heappush(self.arrivals, self.now + self.think_time_s)
 
     def _admit_arrivals(self) -> None:
-        """Open loop: every request whose arrival time has come joins the queue."""
-        while self.arrivals and self.arrivals[0] <= self.now:
-            self._arrive(self.arrivals.popleft())
+        """Every request whose frontend work is done by now joins the queue."""
+        while self.arrivals and self.arrivals[0] + self.request_overhead_s <= self.now:
+            self._arrive(heapq.heappop(self.arrivals))
+
+    def _stagger(self) -> float:
+        """Seconds over which the closed loop's clients start: one request's expected duration at the
+        steady batch (its prefill, then its decode steps), so the clients arrive already out of step."""
+        batch = max(1, min(self.concurrency, self.cfg.max_num_seqs))
+        context = batch * (self.prompt + self.output / 2)
+        prefill = self.step.step_seconds(self.prompt, self.prompt / 2, 0, 0.0, prefill_seqs=1)
+        decode = self.step.step_seconds(0, 0.0, batch, context)
+        return prefill + max(self.output - 1, 0) * decode + self.think_time_s
 
     def _prefix_computed(self) -> None:
         """The first full prefill leaves the shared prefix in the cache: hold its blocks once from now on."""
@@ -213,7 +252,7 @@ class Simulator:
             self.used -= self._stop_decoding(seq)
             first = seq.first_token_at or self.now
             tpot = (self.now - first) / (seq.output - 1) if seq.output > 1 else None
-            self.result.record(Served(first - seq.arrival, tpot, self.now - seq.arrival, seq.output))
+            self.result.record(Served(first - seq.arrival, tpot, self.now - seq.arrival, seq.output, seq.steady))
             self._closed_loop_next()
 
     def _preempt_newest(self) -> None:
@@ -285,7 +324,7 @@ class Simulator:
 
     def _finish_without_decode(self, seq: _Seq) -> None:
         first = seq.first_token_at or self.now
-        self.result.record(Served(first - seq.arrival, None, self.now - seq.arrival, seq.output))
+        self.result.record(Served(first - seq.arrival, None, self.now - seq.arrival, seq.output, seq.steady))
         self._closed_loop_next()
 
     def _decode_jump(self) -> None:
@@ -300,8 +339,9 @@ class Simulator:
             return
         mid_context = self.decode_ctx + count * (steps - 1) / 2
         per_step = self.step.step_seconds(0, 0.0, count, mid_context)
-        if self.arrivals and per_step > 0:  # stop the jump at the next arrival so it is scheduled on time
-            steps = max(1, min(steps, math.ceil((self.arrivals[0] - self.now) / per_step)))
+        ready = self._ready()
+        if ready is not None and per_step > 0:  # stop the jump at the next arrival so it is scheduled on time
+            steps = max(1, min(steps, math.ceil((ready - self.now) / per_step)))
         self.now += steps * per_step
         self.steps += steps
         self.decode_ctx += count * steps
@@ -310,14 +350,16 @@ class Simulator:
 
     def run(self) -> SimResult:
         if self.request_rate is None:
-            for _ in range(self.concurrency):
-                self._arrive()
+            span, rng = (self._stagger() if self.stagger else 0.0), random.Random(self.seed)
+            self.arrivals = [rng.uniform(0, span) for _ in range(min(self.concurrency, self.num_requests))]
+        heapq.heapify(self.arrivals)
         for _ in range(MAX_EVENTS):
             self._admit_arrivals()
             if not (self.waiting or self.prefilling or self.decoding):
-                if not self.arrivals:
+                ready = self._ready()
+                if ready is None:
                     break
-                self.now = self.arrivals[0]  # idle until the next request arrives
+                self.now = max(self.now, ready)  # idle until the next request reaches the scheduler
                 continue
             chunks = self._prefill_chunks()
             if chunks:

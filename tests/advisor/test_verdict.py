@@ -33,10 +33,12 @@ def test_the_closest_option_comes_first_when_none_meets():
 
 def test_what_would_meet_it_is_checked_by_simulation():
     out = recommend({**L4, "sla": {"p95_ttft_ms": 400}})
-    lowered = [a for a in out["verdict"]["would_meet"] if a.startswith("at most")]
+    lowered = [a for a in out["verdict"]["would_meet"] if a.startswith(("at most", "prompts of at most"))]
     assert lowered, out["verdict"]
-    users = int(lowered[0].split()[2])
-    again = recommend({**L4, "workload": {**L4["workload"], "concurrency": users}, "sla": {"p95_ttft_ms": 400},
+    words = lowered[0].split()
+    workload = ({**L4["workload"], "concurrency": int(words[2])} if words[0] == "at" else
+                {**L4["workload"], "prompt_tokens": int(words[4])})
+    again = recommend({**L4, "workload": workload, "sla": {"p95_ttft_ms": 400},
                        "engine": out["recommendations"][0]["engine"]})
     assert any(r["meets_sla"] for r in again["recommendations"])
 

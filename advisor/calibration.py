@@ -1,0 +1,117 @@
+"""Fitted performance constants (advisor/catalog/calibration.json), validated when first read.
+
+Read by advisor.estimate for every simulated configuration: which aiconfigurator system stands for
+each of our GPUs, which aiconfigurator backend for each engine, and per engine the constants
+`python -m benchmarks.perf_accuracy --fit` fitted on measured serving runs: the fixed per-request
+frontend cost (tokenisation, scheduling, detokenisation; plus a share per concurrent stream) and, for
+both step models, a time scale and fixed per-step and per-sequence costs. Engines without measured rows use the `default` entry (fitted on all rows pooled).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from advisor.catalog import load_json
+
+
+class CalibrationError(ValueError):
+    """calibration.json is malformed: the message names the entry."""
+
+
+@dataclass(frozen=True)
+class StepFit:
+    """Multiply a step model's decode time by `scale` and its prompt (prefill) time by `prefill_scale`
+    (fitted on TPOT and on TTFT respectively: decode is bound by memory, prefill by compute), add
+    `step_overhead_s` per iteration and `per_seq_overhead_s` per sequence in it (sampling, metadata)."""
+
+    scale: float
+    step_overhead_s: float
+    per_seq_overhead_s: float = 0.0
+    prefill_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class EngineFit:
+    """One engine's fitted constants. A request's frontend cost (tokenisation, scheduling,
+    detokenisation) is `request_overhead_s` plus `per_stream_overhead_s` for every concurrent stream
+    the frontend is also serving."""
+
+    request_overhead_s: float
+    per_stream_overhead_s: float
+    silicon: StepFit
+    roofline: StepFit
+    rows: int  # measured rows the fit used (0 for the pooled default)
+
+    def frontend_s(self, concurrency: int) -> float:
+        """The fixed cost one request pays before scheduling, with `concurrency` streams open."""
+        return self.request_overhead_s + self.per_stream_overhead_s * concurrency
+
+
+@dataclass(frozen=True)
+class Calibration:
+    systems: dict[str, str]  # our GPU id -> aiconfigurator system
+    backends: dict[str, str]  # our engine id -> aiconfigurator backend
+    engines: dict[str, EngineFit]
+    provenance: dict[str, Any]
+
+    def engine(self, engine_id: str) -> EngineFit:
+        """The engine's fitted constants, or the pooled default for an engine without measured rows."""
+        return self.engines.get(engine_id) or self.engines["default"]
+
+
+def _number(where: str, value: Any, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise CalibrationError(f"{where}: expected a number, got {value!r}")
+    if not low <= value <= high:
+        raise CalibrationError(f"{where}: {value} is outside [{low}, {high}]")
+    return float(value)
+
+
+def _step_fit(where: str, raw: Any) -> StepFit:
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{where}: expected an object with scale and step_overhead_s")
+    return StepFit(scale=_number(f"{where}.scale", raw.get("scale"), 0.05, 20.0),
+                   step_overhead_s=_number(f"{where}.step_overhead_s", raw.get("step_overhead_s"), 0.0, 0.1),
+                   per_seq_overhead_s=_number(f"{where}.per_seq_overhead_s", raw.get("per_seq_overhead_s", 0.0), 0.0, 0.01),
+                   prefill_scale=_number(f"{where}.prefill_scale", raw.get("prefill_scale", 1.0), 0.05, 20.0))
+
+
+def parse(data: dict[str, Any]) -> Calibration:
+    """Validate a parsed calibration document; raises CalibrationError naming the first bad entry."""
+    for key in ("fitted", "systems", "backends", "engines"):
+        if not isinstance(data.get(key), dict):
+            raise CalibrationError(f"calibration.json: '{key}' must be an object")
+    fitted = data["fitted"]
+    for key in ("source", "rows", "seed", "date", "command", "held_out_systems"):
+        if key not in fitted:
+            raise CalibrationError(f"calibration.json: fitted.{key} is missing (where the constants came from)")
+    if "h100_sxm" not in fitted["held_out_systems"]:
+        raise CalibrationError("calibration.json: h100_sxm rows are held out for independent evaluation; "
+                               "fitted.held_out_systems must name them")
+    engines: dict[str, EngineFit] = {}
+    for name, raw in data["engines"].items():
+        where = f"calibration.json: engines.{name}"
+        if not isinstance(raw, dict):
+            raise CalibrationError(f"{where}: expected an object")
+        engines[name] = EngineFit(
+            request_overhead_s=_number(f"{where}.request_overhead_s", raw.get("request_overhead_s"), 0.0, 2.0),
+            per_stream_overhead_s=_number(f"{where}.per_stream_overhead_s", raw.get("per_stream_overhead_s", 0.0), 0.0, 0.1),
+            silicon=_step_fit(f"{where}.silicon", raw.get("silicon")),
+            roofline=_step_fit(f"{where}.roofline", raw.get("roofline")),
+            rows=int(_number(f"{where}.rows", raw.get("rows", 0), 0, 1e6)))
+    if "default" not in engines:
+        raise CalibrationError("calibration.json: engines.default is missing (used for engines without rows)")
+    for section in ("systems", "backends"):
+        for key, value in data[section].items():
+            if not isinstance(value, str) or not value:
+                raise CalibrationError(f"calibration.json: {section}.{key} must be a non-empty string")
+    return Calibration(systems=dict(data["systems"]), backends=dict(data["backends"]), engines=engines,
+                       provenance=dict(fitted))
+
+
+@cache
+def calibration() -> Calibration:
+    """The shipped calibration, parsed once per process."""
+    return parse(load_json("calibration.json"))

@@ -1,0 +1,378 @@
+"""`python -m benchmarks.perf_accuracy` (make bench-perf-accuracy): the advisor's TTFT/TPOT against measured serving runs.
+
+Run by hand (a few minutes; not part of the test suite). The rows are aiconfigurator-core's
+`systems/silicon_sample.csv` (measured end-to-end TTFT/TPOT of vLLM, SGLang and TRT-LLM in closed-loop
+aggregated serving). `h100_sxm` rows are never read: the reader drops them before parsing, because they
+are held out for independent evaluation. `h200_sxm` rows are split with a fixed seed into a fit half and
+a validation half; the fit (`--fit`, which rewrites advisor/catalog/calibration.json) reads only the fit
+half and the other systems. Printed per set, in one run: median absolute % error of TTFT and TPOT for
+the advisor (aiconfigurator per-op step times under our simulator, and the fitted roofline fallback),
+aiconfigurator's own estimate (its `run_agg`) and a naive roofline (one prompt's prefill; one decode
+step at the full batch, default efficiencies). Targets on validation: TTFT <= 30 %, TPOT <= 10 %.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import logging
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from advisor.calibration import Calibration, StepFit, calibration, parse
+from advisor.catalog import CATALOG_DIR, gpus
+from advisor.model_specs import ModelSpec, spec_from_config
+from advisor.perf import Efficiency, Hardware, StepModel, StepTimes
+from advisor.silicon import (
+    SiliconStepModel,
+    SiliconTarget,
+    SiliconUnavailable,
+    nearest_measured,
+    nearest_version,
+)
+from advisor.simulate import SimConfig, Simulator, percentile
+
+SEED = 20261201
+HELD_OUT = frozenset({"h100_sxm"})  # never read, never fitted: independent evaluation by others
+SPLIT_SYSTEM = "h200_sxm"
+BATCHED_TOKENS = 8192  # the chunked-prefill budget these engines default to on Hopper/Blackwell (vLLM, SGLang, TRT-LLM)
+ENGINES = {"vllm": "vllm", "sglang": "sglang", "trtllm": "tensorrt-llm"}  # CSV backend -> our engine id
+# whether decode steps carry prompt chunks by default: vLLM V1 mixes them (chunked prefill on,
+# https://docs.vllm.ai/en/latest/configuration/optimization.html); SGLang runs prefill batches apart from
+# decode unless --enable-mixed-chunk (https://docs.sglang.ai/advanced_features/server_arguments.html);
+# TRT-LLM's enable_chunked_prefill defaults to False (tensorrt_llm/llmapi/llm_args.py)
+MIXED_STEPS = {"vllm": True, "sglang": False, "trtllm": False}
+BITS = {"fp8": 8, "fp4": 4, "int4": 4, "bf16": 16, "": 16}
+SAMPLE = {"fit": 60, "other": 60}  # rows per backend simulated per set, seeded, to keep the run minutes long
+Row = dict[str, str]
+
+
+def silicon_csv() -> str:
+    return str(resources.files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
+
+
+def read_rows(path: str | None = None) -> Iterator[Row]:
+    """Every measured row except the held-out systems', which are dropped unparsed (by the system
+    column alone) so nothing downstream can see them."""
+    with open(path or silicon_csv(), encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        system = header.index("system")
+        for values in reader:
+            if values[system] in HELD_OUT:
+                continue
+            yield dict(zip(header, values, strict=True))
+
+
+def split(rows: list[Row], seed: int = SEED) -> dict[str, list[Row]]:
+    """{"fit": the seeded half of h200_sxm rows, "validation": the other half, "other": every other
+    system's rows}. Held-out systems never appear (read_rows drops them; this refuses them too)."""
+    if any(r["system"] in HELD_OUT for r in rows):
+        raise ValueError("held-out rows reached the split")
+    h200 = sorted((r for r in rows if r["system"] == SPLIT_SYSTEM), key=lambda r: r["id"])
+    random.Random(seed).shuffle(h200)
+    half = len(h200) // 2
+    return {"fit": h200[:half], "validation": h200[half:], "other": [r for r in rows if r["system"] != SPLIT_SYSTEM]}
+
+
+@cache
+def _gpu_for_system() -> dict[str, str]:
+    return {system: gpu for gpu, system in calibration().systems.items()}
+
+
+def _plain(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower().removesuffix("-instruct")
+    return name.removeprefix("meta-")
+
+
+@cache
+def aic_model_path(model_path: str) -> str:
+    """The checkpoint aiconfigurator ships a config for under another spelling ("meta-llama/Llama-3.1-70B"
+    is its "meta-llama/Meta-Llama-3.1-70B"; an -Instruct tune shares its base's shape), else the path."""
+    from aiconfigurator_core.sdk import common
+
+    shipped = sorted(str(m) for m in common.DefaultHFModels)
+    if model_path in shipped:
+        return model_path
+    return next((m for m in shipped if _plain(m) == _plain(model_path)), model_path)
+
+
+@cache
+def _spec(model_path: str) -> ModelSpec | None:
+    name = model_path.replace("/", "--") + "_config.json"
+    ref = resources.files("aiconfigurator_core") / "model_configs" / name
+    if not ref.is_file():
+        return None
+    return spec_from_config(model_path, json.loads(ref.read_text(encoding="utf-8")), {}, "aiconfigurator-core model_configs")[0]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured run, in the terms our simulator and both step models take."""
+
+    row: Row
+    spec: ModelSpec
+    engine: str
+    target: SiliconTarget
+    hw: Hardware
+    bits: int
+    concurrency: int
+    isl: int
+    osl: int
+    ttft_ms: float
+    tpot_ms: float
+
+
+def case(row: Row) -> Case | None:
+    """The row as a simulation case, or None when it is out of scope: disaggregated serving, attention
+    data parallelism, a GPU outside our catalog, or a model whose config aiconfigurator does not ship."""
+    if row["mode"] != "agg" or row["attention_dp_size"] not in ("", "0", "1") or row["backend"] not in ENGINES:
+        return None
+    model_path = aic_model_path(row["model_path"])
+    gpu_id, spec = _gpu_for_system().get(row["system"]), _spec(model_path)
+    version = nearest_version(row["system"], row["backend"], row["backend_version"])
+    if gpu_id is None or spec is None or version is None or not row["silicon_ttft_ms"] or not row["silicon_tpot_ms"]:
+        return None
+    tp, pp = int(row["tp_size"] or 1), int(row["pp_size"] or 1)
+    bits = BITS.get(row["precision"], 16)
+    moe_ep = int(row["moe_ep_size"] or 1) or 1
+    moe_tp = int(row["moe_tp_size"]) if row["moe_tp_size"] not in ("", "0") else max(1, tp // moe_ep)
+    target = SiliconTarget(row["system"], row["backend"], version, model_path, tp, pp,
+                           gemm_quant=row["gemm_quant_mode"] or None, moe_quant=row["moe_quant_mode"] or None,
+                           moe_tp=moe_tp, moe_ep=moe_ep)
+    compute = "fp8" if bits <= 8 else "bf16"
+    hw = Hardware.from_gpu(gpus()[gpu_id], compute, tp, pp)
+    return Case(row, spec, ENGINES[row["backend"]], target, hw, bits, int(row["batch_size"]), int(row["isl"]),
+                int(row["osl"]), float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"]))
+
+
+def _roofline(c: Case, eff: Efficiency) -> StepModel:
+    return StepModel(c.spec, c.hw, c.bits, "fp8" if c.bits == 8 else None, 1.0 if c.bits <= 8 else 2.0, eff)
+
+
+def roofline_step(c: Case, fit: StepFit) -> StepModel:
+    """Default roofline efficiencies divided by the fitted scale, plus the fitted per-step cost."""
+    base = Efficiency()
+    return _roofline(c, Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
+                                   step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s))
+
+
+def silicon_step(c: Case, fit: StepFit) -> SiliconStepModel:
+    """aiconfigurator's step times for the row's configuration, or the nearest one it measured (as the
+    advisor picks it); raises SiliconUnavailable when there is none."""
+    found = nearest_measured(c.target)
+    if found is None:
+        raise SiliconUnavailable(f"no measurements for {c.target}")
+    return SiliconStepModel(found[0], fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
+
+
+def simulate(c: Case, step: StepTimes, request_overhead_s: float) -> tuple[float, float]:
+    """(p50 TTFT ms, p50 TPOT ms) of the closed loop the row measured, its users out of step as the
+    advisor simulates them."""
+    context = c.concurrency * (c.isl + c.osl) * 2  # the measured runs were sized to hold their batch
+    cfg = SimConfig(kv_tokens=context, max_num_seqs=c.concurrency, batched_tokens=BATCHED_TOKENS,
+                    chunked_prefill=MIXED_STEPS[c.row["backend"]])
+    out = Simulator(step, cfg, c.isl, c.osl, c.concurrency, request_overhead_s=request_overhead_s,
+                    stagger=True).run().summary()
+    return out["ttft_p50_ms"], out["tpot_p50_ms"]
+
+
+def advisor_silicon(c: Case, cal: Calibration) -> tuple[float, float]:
+    """What the advisor answers: aiconfigurator step times, or the fitted roofline where aiconfigurator
+    cannot build the configuration (missing per-op data for the quantization, say)."""
+    fit = cal.engine(c.engine)
+    try:
+        return simulate(c, silicon_step(c, fit.silicon), fit.frontend_s(c.concurrency))
+    except SiliconUnavailable:
+        return advisor_roofline(c, cal)
+
+
+def advisor_roofline(c: Case, cal: Calibration) -> tuple[float, float]:
+    fit = cal.engine(c.engine)
+    return simulate(c, roofline_step(c, fit.roofline), fit.frontend_s(c.concurrency))
+
+
+def naive_roofline(c: Case, cal: Calibration) -> tuple[float, float]:
+    step = _roofline(c, Efficiency())
+    ttft = step.step_seconds(c.isl, c.isl / 2, 0, 0.0, prefill_seqs=1)
+    tpot = step.step_seconds(0, 0.0, c.concurrency, c.concurrency * (c.isl + c.osl / 2))
+    return ttft * 1e3, tpot * 1e3
+
+
+def aiconfigurator(c: Case, cal: Calibration) -> tuple[float, float]:
+    """aiconfigurator's own aggregated-serving estimate for the row (its `run_agg`)."""
+    from aiconfigurator_core.sdk import perf_database
+    from aiconfigurator_core.sdk.backends.factory import get_backend
+    from aiconfigurator_core.sdk.config import RuntimeConfig
+    from aiconfigurator_core.sdk.config_builders import build_model_config
+    from aiconfigurator_core.sdk.models import get_model
+
+    t = c.target
+    config = build_model_config(tp_size=t.tp, pp_size=t.pp, attention_dp_size=1, moe_tp_size=t.moe_tp or 1,
+                                moe_ep_size=t.moe_ep or 1, gemm_quant_mode=t.gemm_quant, moe_quant_mode=t.moe_quant)
+    model = get_model(t.model_path, config, t.backend)
+    result = get_backend(t.backend).run_agg(model, perf_database.get_database(t.system, t.backend, t.version),
+                                            RuntimeConfig(batch_size=c.concurrency, isl=c.isl, osl=c.osl),
+                                            ctx_tokens=BATCHED_TOKENS).get_result_dict()
+    return float(result["ttft"]), float(result["tpot"])
+
+
+Predictor = Callable[[Case, Calibration], tuple[float, float]]
+PREDICTORS: dict[str, Predictor] = {"advisor (aiconfigurator steps, else roofline)": advisor_silicon,
+                                    "advisor (roofline fallback)": advisor_roofline,
+                                    "aiconfigurator run_agg": aiconfigurator, "naive roofline": naive_roofline}
+
+
+def sample(rows: list[Row], per_backend: int | None, seed: int = SEED) -> list[Case]:
+    """The rows' cases, at most `per_backend` per backend (seeded)."""
+    cases = [c for c in map(case, rows) if c is not None]
+    if per_backend is None:
+        return cases
+    out: list[Case] = []
+    for backend in ENGINES:
+        mine = [c for c in cases if c.row["backend"] == backend]
+        random.Random(seed).shuffle(mine)
+        out += mine[:per_backend]
+    return out
+
+
+def abs_pct(pred: float, meas: float) -> float:
+    return abs(pred - meas) / meas * 100
+
+
+def evaluate(cases: list[Case], cal: Calibration) -> dict[str, dict[str, float]]:
+    """Per predictor: median absolute % error of TTFT and TPOT and how many rows it could answer; then
+    the advisor again on just the rows aiconfigurator's own estimate answers, for a like-for-like figure."""
+    logging.disable(logging.WARNING)
+    answers: dict[str, dict[int, tuple[float, float]]] = {}
+    for name, predict in PREDICTORS.items():
+        answers[name] = {}
+        for i, c in enumerate(cases):
+            try:
+                p_ttft, p_tpot = predict(c, cal)
+            except Exception:  # noqa: BLE001 - an estimator that cannot answer a row is counted, not fatal
+                continue
+            answers[name][i] = (abs_pct(p_ttft, c.ttft_ms), abs_pct(p_tpot, c.tpot_ms))
+    ours, theirs = "advisor (aiconfigurator steps, else roofline)", "aiconfigurator run_agg"
+    answers[f"{ours} on {theirs}'s rows"] = {i: answers[ours][i] for i in answers[theirs] if i in answers[ours]}
+    return {name: {"rows": len(errs), "ttft_median_pct": percentile([e[0] for e in errs.values()], 50),
+                   "tpot_median_pct": percentile([e[1] for e in errs.values()], 50)}
+            for name, errs in answers.items()}
+
+
+# --- fitting -----------------------------------------------------------------------------------
+STEP_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.003, 0.005)
+PER_SEQ_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00008)
+REQUEST_OVERHEADS_S = (0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3)
+PER_STREAM_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.004, 0.008)
+
+
+def _median_err(pairs: list[tuple[float, float]]) -> float:
+    return percentile([abs_pct(p, m) for p, m in pairs], 50)
+
+
+def fit_step(cases: list[Case], raw_tpot: list[float]) -> StepFit:
+    """Scale, per-step and per-sequence costs minimising the median TPOT error, given TPOTs simulated
+    unscaled (TPOT is one decode step's time, which moves with these directly; the batch is the row's
+    concurrency)."""
+    best: tuple[float, StepFit] | None = None
+    pairs = [(c, x) for c, x in zip(cases, raw_tpot, strict=True) if x > 0]
+    for overhead in STEP_OVERHEADS_S:
+        for per_seq in PER_SEQ_OVERHEADS_S:
+            fixed = [(overhead + per_seq * c.concurrency) * 1e3 for c, _ in pairs]
+            scale = min(20.0, max(0.05, percentile([(c.tpot_ms - f) / x for (c, x), f in zip(pairs, fixed, strict=True)], 50)))
+            err = _median_err([(scale * x + f, c.tpot_ms) for (c, x), f in zip(pairs, fixed, strict=True)])
+            if best is None or err < best[0]:
+                best = (err, StepFit(round(scale, 4), overhead, per_seq))
+    assert best is not None
+    return best[1]
+
+
+PREFILL_SCALES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+
+
+def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, float] | None = None) -> tuple[float, float, float]:
+    """(prefill scale, per-request cost, its share per concurrent stream) minimising the median TTFT
+    error, given TTFTs simulated with the prefill unscaled and no frontend cost (TTFT is mostly one
+    prompt's prefill plus that cost, so it moves with them about linearly); `frontend` fixes the cost."""
+    costs = [frontend] if frontend else [(a, b) for a in REQUEST_OVERHEADS_S for b in PER_STREAM_OVERHEADS_S]
+    grid = [(p, a, b) for p in PREFILL_SCALES for a, b in costs]
+    return min(grid, key=lambda g: _median_err([(g[0] * t + (g[1] + g[2] * c.concurrency) * 1e3, c.ttft_ms)
+                                                for c, t in zip(cases, ttft, strict=True)]))
+
+
+def _fit_group(cases: list[Case]) -> dict[str, Any]:
+    """Per step model: the decode constants from TPOT, then the prefill scale and (fitted where the steps
+    are measured, as it is the engine's own) the frontend cost from TTFT."""
+    unit = StepFit(1.0, 0.0)
+    fits: dict[str, Any] = {"rows": len(cases)}
+    kinds: tuple[tuple[str, Callable[[Case, StepFit], StepTimes]], ...] = (
+        ("silicon", silicon_step), ("roofline", roofline_step))
+    for kind, make in kinds:
+        usable, raw = [], []
+        for c in cases:
+            try:
+                raw.append(simulate(c, make(c, unit), 0.0)[1])
+                usable.append(c)
+            except SiliconUnavailable:  # rows aiconfigurator cannot time are left out of its fit
+                continue
+        step = fit_step(usable, raw)
+        ttft = [simulate(c, make(c, step), 0.0)[0] for c in usable]
+        frontend = (fits["request_overhead_s"], fits["per_stream_overhead_s"]) if kind == "roofline" else None
+        prefill, overhead, per_stream = fit_prefill(usable, ttft, frontend)
+        fits[kind] = {"scale": step.scale, "prefill_scale": prefill, "step_overhead_s": step.step_overhead_s,
+                      "per_seq_overhead_s": step.per_seq_overhead_s}
+        fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
+    return fits
+
+
+def fit(cases: list[Case], rows_note: str) -> dict[str, Any]:
+    """A new calibration document: per engine, and pooled as the default, from `cases`."""
+    doc: dict[str, Any] = json.loads((CATALOG_DIR / "calibration.json").read_text(encoding="utf-8"))
+    engines: dict[str, Any] = {}
+    for backend, engine in ENGINES.items():
+        mine = [c for c in cases if c.row["backend"] == backend]
+        if mine:
+            engines[engine] = _fit_group(mine)
+    engines["default"] = {**_fit_group(cases), "rows": 0}
+    doc["engines"] = engines
+    doc["fitted"] = {"source": "aiconfigurator-core 0.12.0 systems/silicon_sample.csv (agg rows)",
+                     "rows": rows_note, "seed": SEED, "date": datetime.date.today().isoformat(),
+                     "command": "python -m benchmarks.perf_accuracy --fit",
+                     "held_out_systems": sorted(HELD_OUT)}
+    parse(doc)
+    return doc
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="refit advisor/catalog/calibration.json first")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    sets = split(list(read_rows()))
+    if args.fit:
+        fit_cases = sample(sets["fit"], SAMPLE["fit"]) + sample(sets["other"], SAMPLE["other"], SEED + 1)
+        doc = fit(fit_cases, f"{len(fit_cases)} agg rows: the seeded fit half of h200_sxm and other systems "
+                             f"(at most {SAMPLE['fit']} + {SAMPLE['other']} per backend)")
+        (CATALOG_DIR / "calibration.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        calibration.cache_clear()
+    cal = calibration()
+    report = {name: evaluate(sample(sets[name], None if name == "validation" else SAMPLE.get(name)), cal)
+              for name in ("validation", "fit", "other")}
+    lines = []
+    for name, results in report.items():
+        lines.append(f"{name} rows:")
+        for predictor, r in results.items():
+            lines.append(f"  {predictor:46s} n={r['rows']:4.0f}  TTFT {r['ttft_median_pct']:6.1f} %  "
+                         f"TPOT {r['tpot_median_pct']:6.1f} %")
+    print(json.dumps(report, indent=2) if args.json else "\n".join(lines))
+    return report
+
+
+if __name__ == "__main__":
+    main()

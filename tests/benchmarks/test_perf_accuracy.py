@@ -1,0 +1,37 @@
+"""The perf-accuracy bench never reads h100_sxm rows and keeps its h200_sxm validation half apart from the fit half."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from benchmarks.perf_accuracy import HELD_OUT, read_rows, split
+
+
+def _write(path, systems):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "system", "silicon_ttft_ms"])
+        for i, system in enumerate(systems):
+            writer.writerow([f"row{i}", system, "100"])
+
+
+def test_held_out_rows_are_dropped_before_they_are_parsed(tmp_path):
+    path = tmp_path / "rows.csv"
+    _write(path, ["h100_sxm", "h200_sxm", "b200_sxm", "h100_sxm", "h200_sxm"])
+    rows = list(read_rows(str(path)))
+    assert [r["system"] for r in rows] == ["h200_sxm", "b200_sxm", "h200_sxm"]
+    with pytest.raises(ValueError, match="held-out"):
+        split(rows + [{"id": "x", "system": "h100_sxm"}])
+
+
+def test_the_shipped_rows_split_into_disjoint_halves_without_h100():
+    rows = list(read_rows())
+    sets = split(rows)
+    ids = {name: {r["id"] for r in part} for name, part in sets.items()}
+    assert not any(r["system"] in HELD_OUT for part in sets.values() for r in part)
+    assert ids["fit"].isdisjoint(ids["validation"])
+    assert {r["system"] for r in sets["fit"] + sets["validation"]} == {"h200_sxm"}
+    assert abs(len(ids["fit"]) - len(ids["validation"])) <= 1
+    assert "h200_sxm" not in {r["system"] for r in sets["other"]}
+    assert [r["id"] for r in split(rows)["fit"]] == [r["id"] for r in sets["fit"]]  # seeded: the same every run
