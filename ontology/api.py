@@ -99,7 +99,7 @@ class EntityViewSet(viewsets.ReadOnlyModelViewSet):
     """Named things the facts are about (engines, techniques, GPUs, models); one with its wiki page."""
 
     lookup_field = "key"
-    lookup_value_regex = r"[^/]+"
+    lookup_value_regex = r".+"  # a key is a lower-cased subject, which may hold a slash ("vllm/sglang")
     serializer_class = EntitySerializer
 
     def get_queryset(self):
