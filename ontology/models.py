@@ -2,7 +2,9 @@
 
 Written only by ontology.services (extraction, human review, indexing); read through ontology.selectors.
 A Fact is one statement a paper makes (constraint, parameter or trade-off) with the page and exact
-quote that state it. Every change to a fact is a FactRevision row (who, when, before -> after).
+quote that state it. Every change to a fact is a FactRevision row (who, when, before -> after) and
+bumps the fact's `version` (the API's ETag), so a person's save that started from an older reading
+is refused instead of undoing a later change.
 A SearchDocument is one searchable text (a fact, a section, a paper's abstract, a page passage or a
 whole page) with its embedding (pgvector, HNSW) and full-text vector, so hybrid search is one query
 over one table; SearchTerm and SearchStats hold the term statistics its BM25 keyword ranking reads.
@@ -78,6 +80,8 @@ class Fact(models.Model):
     extractor = models.CharField(max_length=40, help_text="rules, llm, rules+llm, human")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.EXTRACTED, db_index=True)
     fingerprint = models.CharField(max_length=64, help_text="identity for idempotent re-extraction")
+    version = models.PositiveIntegerField(
+        default=1, help_text="bumped on every write; a writer that names the version it read is refused once it moved")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
