@@ -1,4 +1,4 @@
-"""Reading a page's form as a browser would submit it: every named input, textarea and select value.
+"""Reading a page's form as a browser would submit it: every named input and textarea value.
 
 The edit tests post what the page itself carries (hidden originals and the version included), so
 they exercise the form a person really has in front of them, opened at a known moment.
@@ -9,37 +9,42 @@ from html.parser import HTMLParser
 
 
 class _FormReader(HTMLParser):
-    def __init__(self, marker: str) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.marker, self.inside, self.done, self.fields = marker, False, False, {}
+        self.forms: list[tuple[dict, dict[str, str]]] = []
+        self._fields: dict[str, str] | None = None
         self._textarea: str | None = None
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        if tag == "form" and not self.done and self.marker in (attrs.get("id"), attrs.get("data-form")):
-            self.inside = True
-        if not self.inside:
+        if tag == "form":
+            self._fields = {}
+            self.forms.append((attrs, self._fields))
+        elif self._fields is None:
             return
-        if tag == "input" and attrs.get("name") and attrs.get("type") not in ("submit", "checkbox"):
-            self.fields[attrs["name"]] = attrs.get("value") or ""
+        elif tag == "input" and attrs.get("name") and attrs.get("type") not in ("submit", "checkbox"):
+            self._fields[attrs["name"]] = attrs.get("value") or ""
         elif tag == "textarea" and attrs.get("name"):
             self._textarea = attrs["name"]
-            self.fields[self._textarea] = ""
+            self._fields[self._textarea] = ""
 
     def handle_data(self, data):
-        if self._textarea:
-            self.fields[self._textarea] += data
+        if self._textarea and self._fields is not None:
+            self._fields[self._textarea] += data
 
     def handle_endtag(self, tag):
         if tag == "textarea":
             self._textarea = None
-        if tag == "form" and self.inside:
-            self.inside, self.done = False, True
+        elif tag == "form":
+            self._fields = None
 
 
-def form_values(html: str, marker: str) -> dict[str, str]:
-    """The values the form whose id (or data-form) is `marker` would submit, as the page has them."""
-    reader = _FormReader(marker)
+def form_values(html: str, *, action: str = "", field: str | None = None) -> dict[str, str]:
+    """The values the page's form posting to `action` ("" = the page itself) would submit; with
+    `field`, the first such form that has that field."""
+    reader = _FormReader()
     reader.feed(html)
-    assert reader.done, f"no form {marker!r} on the page"
-    return {name: value.removeprefix("\n") for name, value in reader.fields.items()}
+    for attrs, fields in reader.forms:
+        if (attrs.get("action") or "") == action and (field is None or field in fields):
+            return {name: value.removeprefix("\n") for name, value in fields.items()}
+    raise AssertionError(f"no form posting to {action!r}{f' with a {field!r} field' if field else ''} on the page")

@@ -18,7 +18,7 @@ def editor_client(name: str) -> Client:
 
 
 def opened(client: Client, fact: Fact) -> dict[str, str]:
-    return form_values(client.get(f"/facts/{fact.id}/").content.decode(), "edit-form")
+    return form_values(client.get(f"/facts/{fact.id}/").content.decode(), field="subject")
 
 
 def test_saving_a_page_opened_before_another_editors_correction_does_not_revert_it(web):
@@ -32,7 +32,7 @@ def test_saving_a_page_opened_before_another_editors_correction_does_not_revert_
     assert "Not saved: someone changed this fact after you opened this page (value is now “32”)" in html
     stored = Fact.objects.get(id=fact.id)
     assert (stored.value, stored.condition) == ("32", "")
-    again = form_values(html, "edit-form")
+    again = form_values(html, field="subject")
     assert again["condition"] == "ShareGPT trace", "the person's value is kept in the form"
     assert again["value"] == "32", "a field the person did not touch shows the current value"
     assert (again["initial-value"], again["version"]) == ("32", str(stored.version))
@@ -66,7 +66,7 @@ def test_verifying_from_a_queue_page_loaded_before_an_edit_shows_the_fact_instea
     fact = web.facts["gpu"]
     alice, bob = editor_client("editor"), editor_client("admin")
     queue = alice.get("/review/").content.decode()
-    verify = form_values(queue, f"verify-{fact.id}")
+    verify = form_values(queue, action=f"/facts/{fact.id}/verify/")
     bob.post(f"/facts/{fact.id}/", {**opened(bob, fact), "value": "H100"})
     response = alice.post(f"/facts/{fact.id}/verify/", {**verify, "next": "/review/"}, follow=True)
     assert response.redirect_chain[-1][0] == f"/facts/{fact.id}/"

@@ -57,7 +57,7 @@ def test_an_outsider_cannot_verify_and_nothing_changes(client, web):
 def test_an_editor_edits_a_fact_and_the_history_shows_before_and_after(client, web):
     login(client, web, "editor")
     fact = web.facts["block_size"]
-    form = {**form_values(client.get(f"/facts/{fact.id}/").content.decode(), "edit-form"),
+    form = {**form_values(client.get(f"/facts/{fact.id}/").content.decode(), field="subject"),
             "value": "32", "note": "the table says 32"}
     response = client.post(f"/facts/{fact.id}/", form, follow=True)
     html = response.content.decode()
@@ -69,7 +69,7 @@ def test_an_editor_edits_a_fact_and_the_history_shows_before_and_after(client, w
 def test_an_invalid_edit_names_the_field_and_keeps_the_fact(client, web):
     login(client, web, "editor")
     fact = web.facts["block_size"]
-    form = {**form_values(client.get(f"/facts/{fact.id}/").content.decode(), "edit-form"), "value": "fast"}
+    form = {**form_values(client.get(f"/facts/{fact.id}/").content.decode(), field="subject"), "value": "fast"}
     response = client.post(f"/facts/{fact.id}/", form)
     assert response.status_code == 200
     assert "fast" in response.content.decode() and 'role="alert"' in response.content.decode()
