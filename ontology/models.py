@@ -61,6 +61,7 @@ class Fact(models.Model):
         EXTRACTED = "extracted", "extracted (unreviewed)"
         VERIFIED = "verified", "verified by a person"
         REJECTED = "rejected", "rejected by a person"
+        SUPERSEDED = "superseded", "no longer found by re-extraction (kept, not live)"
 
     paper = models.ForeignKey("papers.Paper", on_delete=models.CASCADE, related_name="facts")
     kind = models.CharField(max_length=20, choices=FactKind.choices)
@@ -102,6 +103,12 @@ class Fact(models.Model):
         return f"{self.subject} · {self.parameter} = {self.value or '—'} {self.unit}".strip()
 
 
+# Facts that are not live evidence: a person rejected them, or a newer extraction no longer finds them.
+# Kept (rejected ones so they are never re-created, superseded ones to be listed and reviewed), but left
+# out of search, wiki pages, the advisor and scoring.
+HIDDEN_STATUSES = (Fact.Status.REJECTED, Fact.Status.SUPERSEDED)
+
+
 class FactRevision(models.Model):
     """One change to a fact: who made it, when, and the fact's fields before and after."""
 
@@ -112,6 +119,7 @@ class FactRevision(models.Model):
         REJECT = "reject", "rejected"
         EDIT = "edit", "edited"
         TECHNIQUES = "techniques", "techniques changed"
+        SUPERSEDE = "supersede", "superseded: a new extraction no longer finds it"
 
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="revisions")
     action = models.CharField(max_length=20, choices=Action.choices)

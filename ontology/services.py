@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from ontology.extraction.grounding import merge_key
 from ontology.models import (
+    HIDDEN_STATUSES,
     Entity,
     ExtractionRun,
     Fact,
@@ -92,14 +93,15 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
 
     The paper's facts are read under row locks, so a verify or edit committed while this ran is
     seen (its fact counts as reviewed) and one still running waits for this to finish first.
-    Unreviewed facts that this extraction no longer finds are deleted (they were machine output);
-    reviewed facts are never touched. Returns counts: created, updated, kept, removed.
+    Unreviewed facts that this extraction no longer finds are marked superseded, never deleted (they
+    stay listed for review, out of search and the advisor; one found again is live again); reviewed
+    facts are never touched. Returns counts: created, updated, kept, superseded.
     """
     _lock_paper(paper)
     existing = {fact.fingerprint: fact for fact in
                 Fact.objects.select_for_update().filter(paper=paper).order_by("pk").prefetch_related("revisions")}
     reviewed_keys = {merge_key(snapshot(f)) for f in existing.values() if _reviewed(f)}
-    counts = {"created": 0, "updated": 0, "kept": 0, "removed": 0}
+    counts = {"created": 0, "updated": 0, "kept": 0, "superseded": 0}
     seen: set[str] = set()
     touched: list[Fact] = []
     for data in facts:
@@ -113,6 +115,7 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
         fields["entity"] = entity_for(fields["subject"])
         if fact is None:
             fact = Fact.objects.create(paper=paper, fingerprint=key, **fields)
+            existing[key] = fact
             FactRevision.objects.create(fact=fact, action=FactRevision.Action.CREATE, actor=actor, after=snapshot(fact))
             counts["created"] += 1
             touched.append(fact)
@@ -120,14 +123,22 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
         before = snapshot(fact)
         for name, value in fields.items():
             setattr(fact, name, value)
+        fact.status = Fact.Status.EXTRACTED  # a superseded fact this reading finds again is live again
         if snapshot(fact) != before:
             _write(fact)
             FactRevision.objects.create(fact=fact, action=FactRevision.Action.UPDATE, actor=actor,
                                         before=before, after=snapshot(fact))
             counts["updated"] += 1
             touched.append(fact)
-    stale = [f.pk for key, f in existing.items() if key not in seen and not _reviewed(f)]
-    counts["removed"] = Fact.objects.filter(pk__in=stale).delete()[1].get("ontology.Fact", 0) if stale else 0
+    for key, fact in existing.items():
+        if key not in seen and fact.status == Fact.Status.EXTRACTED and not _reviewed(fact):
+            before = snapshot(fact)
+            fact.status = Fact.Status.SUPERSEDED
+            _write(fact, ["status"])
+            FactRevision.objects.create(fact=fact, action=FactRevision.Action.SUPERSEDE, actor=actor,
+                                        before=before, after=snapshot(fact))
+            counts["superseded"] += 1
+            touched.append(fact)
     index_facts(touched)
     link_facts(touched)
     return counts
@@ -236,6 +247,8 @@ def _review(fact: Fact, user, action: str, status: str, note: str, expected_vers
     _write(fact, ["status"])
     FactRevision.objects.create(fact=fact, action=action, user=user, actor=_actor(user), before=before,
                                 after=snapshot(fact), note=note)
+    if before["status"] == Fact.Status.SUPERSEDED or status in HIDDEN_STATUSES:
+        index_facts([fact])  # a superseded fact a person verifies is evidence again; a rejected one leaves
     return fact
 
 
@@ -259,9 +272,7 @@ def reject_fact(fact: Fact, user, note: str = "", expected_version: int | None =
 
     Returns the fact as stored; StaleFact as for verify_fact.
     """
-    fact = _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note, expected_version)
-    index_facts([fact])  # drops its search document
-    return fact
+    return _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note, expected_version)
 
 
 @transaction.atomic
