@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -54,7 +54,7 @@ def entity_for(name: str, kind: str = "system") -> Entity:
     return entity
 
 
-def _model_fields(data: dict[str, Any]) -> dict[str, Any]:
+def model_fields(data: dict[str, Any]) -> dict[str, Any]:
     """Validated, canonical column values for a fact dict (raises FactValidationError)."""
     model = validate_fact(data)
     parsed = model.parsed()
@@ -105,7 +105,7 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
     seen: set[str] = set()
     touched: list[Fact] = []
     for data in facts:
-        fields = _model_fields(data)
+        fields = model_fields(data)
         key = fingerprint(data)
         seen.add(key)
         fact = existing.get(key)
@@ -184,10 +184,12 @@ def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict
     extraction it came from, so re-extraction still recognises it). The caller links the returned
     facts to techniques (link_facts), once for a whole paper. Raises FactValidationError.
     """
-    fields = _model_fields(data)
+    fields = model_fields(data)
     key = key or fingerprint(data)
     incoming_reviewed = status in REVIEWED or any(r.get("user") for r in revisions)
-    fact = Fact.objects.select_for_update().filter(paper=paper, fingerprint=key).prefetch_related("revisions").first()
+    # of=self and by pk: the default ordering joins the paper, and FOR UPDATE would lock its row too
+    fact = (Fact.objects.select_for_update(of=("self",)).filter(paper=paper, fingerprint=key).order_by("pk")
+            .prefetch_related("revisions").first())
     if fact is None:
         if any(merge_key(snapshot(f)) == merge_key(data) for f in _reviewed_facts(paper)):
             return "kept", None
@@ -228,10 +230,25 @@ def locked_fact(fact_id: int, expected_version: int | None = None) -> Fact:
     StaleFact when `expected_version` is given and is not the row's version; Fact.DoesNotExist
     when there is no such fact.
     """
+    _share_paper_of(fact_id)
     fact = Fact.objects.select_for_update().get(pk=fact_id)
     if expected_version is not None and fact.version != expected_version:
         raise StaleFact(fact, expected_version)
     return fact
+
+
+def _share_paper_of(fact_id: int) -> None:
+    """Hold the fact's paper FOR KEY SHARE before locking the fact.
+
+    A person's write re-indexes the fact, and inserting its search document takes this lock on the
+    paper anyway, but late: after the search statistics' advisory lock. An import that updates the
+    paper row itself (a new version) holds the paper and then waits for that advisory lock, so
+    taking the paper lock late could deadlock with it; taken first, the write simply waits its turn.
+    """
+    paper = Fact._meta.get_field("paper").related_model._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT p.id FROM {paper} p JOIN {Fact._meta.db_table} f ON f.paper_id = p.id "
+                       "WHERE f.id = %s FOR KEY SHARE OF p", [fact_id])
 
 
 def _write(fact: Fact, fields: list[str] | None = None) -> None:
@@ -293,7 +310,7 @@ def edit_fact(fact: Fact, user, changes: dict[str, Any], note: str = "",
     data = {name: before[name] for name in SNAPSHOT_FIELDS if name != "status"}
     data.update(changes)
     data["extractor"] = fact.extractor
-    fields = _model_fields({k: (v if v != "" else None) for k, v in data.items()})
+    fields = model_fields({k: (v if v != "" else None) for k, v in data.items()})
     for name, value in fields.items():
         setattr(fact, name, value)
     fact.entity = entity_for(fact.subject)
