@@ -48,8 +48,11 @@ class Worker(threading.Thread):
 
 
 def someone_waits_for_a_row_lock() -> bool:
+    """A session of this test's database is blocked on a lock (other test databases are not counted)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # else a transaction keeps seeing its first snapshot
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND wait_event_type = 'Lock'")
         return cursor.fetchone()[0] > 0
 
 
