@@ -7,7 +7,8 @@ wired in infrawiki/api_urls.py under /api/.
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -31,6 +32,14 @@ from ontology.serializers import (
     SearchQuerySerializer,
     SearchResponseSerializer,
 )
+
+IF_MATCH = OpenApiParameter("If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
+                            description='the ETag you read, e.g. "3": refused with 412 once the fact moved on')
+WRITE_RESPONSES = {
+    200: FactDetailSerializer,
+    409: OpenApiResponse(description="`version` is not the fact's: detail.current is the fact as it is now"),
+    412: OpenApiResponse(description="If-Match is not the fact's ETag: detail.current is the fact as it is now"),
+}
 
 
 @extend_schema(tags=["facts"])
@@ -61,7 +70,7 @@ class FactViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, pk=None):
         return self._current(self.get_object())
 
-    @extend_schema(request=FactEditSerializer, responses=FactDetailSerializer)
+    @extend_schema(request=FactEditSerializer, responses=WRITE_RESPONSES, parameters=[IF_MATCH])
     def partial_update(self, request, pk=None):
         """Edit a fact (editors): send only the fields to change, and a note. Send the version you read
         (If-Match: its ETag, or `version`) and a change made since is never overwritten: 412 / 409."""
@@ -77,13 +86,13 @@ class FactViewSet(viewsets.GenericViewSet):
         except FactValidationError as exc:
             raise ValidationError({field: [message] for field, message in exc.errors}) from exc
 
-    @extend_schema(request=ReviewSerializer, responses=FactDetailSerializer)
+    @extend_schema(request=ReviewSerializer, responses=WRITE_RESPONSES, parameters=[IF_MATCH])
     @action(detail=True, methods=["post"], permission_classes=[IsEditor])
     def verify(self, request, pk=None):
         """Mark a fact verified: its quote supports it (editors). If-Match / `version` as for an edit."""
         return self._review(request, services.verify_fact)
 
-    @extend_schema(request=ReviewSerializer, responses=FactDetailSerializer)
+    @extend_schema(request=ReviewSerializer, responses=WRITE_RESPONSES, parameters=[IF_MATCH])
     @action(detail=True, methods=["post"], permission_classes=[IsEditor])
     def reject(self, request, pk=None):
         """Mark a fact rejected: its quote does not support it (editors). If-Match / `version` as for an edit."""
