@@ -44,6 +44,7 @@ WORKERS = 3  # threads per interleaving
 AT_ONCE = 2  # interleavings run side by side (different papers), to use more than one core
 SEED = 20261201
 REMOTE = "remote-editor"
+TITLE = "A paper under concurrent review"  # one title: the paper's search text is embedded once, then cached
 BASE = [
     {"kind": "parameter", "subject": "vLLM", "parameter": "block_size", "value": "16", "unit": "tokens",
      "condition": None, "effect": None, "page": 12, "quote": "vLLM sets its default block size as 16",
@@ -192,7 +193,7 @@ def test_no_reviewed_fact_is_lost_in_a_thousand_random_interleavings_of_edit_ver
         for first in range(0, INTERLEAVINGS, AT_ONCE):
             states = []
             for number in range(first, first + AT_ONCE):
-                paper = Paper.objects.create(arxiv_id=f"2501.{number:05d}", title=f"Interleaving {number}")
+                paper = Paper.objects.create(arxiv_id=f"2501.{number:05d}", title=TITLE)
                 states.append(Round(paper, extracted(paper)))
             pool.run([job(operation(rng, people), state) for state in states for _ in range(WORKERS)])
             for number, state in enumerate(states, start=first):
