@@ -107,20 +107,47 @@ class AdvisorForm(forms.Form):
 
 
 class FactEditForm(forms.Form):
-    """What an editor may correct on a fact; the note goes into the revision log."""
+    """What an editor may correct on a fact; the note goes into the revision log.
 
-    subject = forms.CharField(max_length=200)
-    parameter = forms.CharField(max_length=120)
-    value = forms.CharField(max_length=200, required=False)
-    unit = forms.CharField(max_length=30, required=False)
-    condition = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
-    effect = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
-    page = forms.IntegerField(min_value=1, required=False)
+    The page carries what it was opened with: each field's value then (Django's hidden initial
+    inputs) and the fact's version. Only the fields the person changed are written, and only onto
+    that version: a page opened before someone else's save never reverts that save.
+    """
+
+    subject = forms.CharField(max_length=200, show_hidden_initial=True)
+    parameter = forms.CharField(max_length=120, show_hidden_initial=True)
+    value = forms.CharField(max_length=200, required=False, show_hidden_initial=True)
+    unit = forms.CharField(max_length=30, required=False, show_hidden_initial=True)
+    condition = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, show_hidden_initial=True)
+    effect = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, show_hidden_initial=True)
+    page = forms.IntegerField(min_value=1, required=False, show_hidden_initial=True)
     note = forms.CharField(label="Why (kept in the history)", max_length=500, required=False)
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+
+    FACT_FIELDS = ("subject", "parameter", "value", "unit", "condition", "effect", "page")
+
+    @classmethod
+    def opened_on(cls, fact) -> FactEditForm:
+        """The form as a page shows it for `fact` now."""
+        return cls(initial={**{name: getattr(fact, name) for name in cls.FACT_FIELDS}, "version": fact.version})
 
     def changes(self) -> dict[str, Any]:
-        """Edited fields only (the note is not a field of the fact)."""
-        return {k: v for k, v in self.cleaned_data.items() if k != "note"}
+        """The fields the person changed from what the page showed (the note is not a field of the fact)."""
+        return {name: self.cleaned_data[name] for name in self.changed_data if name in self.FACT_FIELDS}
+
+    def reopened_on(self, fact) -> FactEditForm:
+        """This form as if opened on `fact` now: the fields the person changed keep their values, the
+        others show the current ones; the current values become the originals and the current
+        version the one a second save is checked against."""
+        data = self.data.copy()
+        changed = self.changes()
+        for name in self.FACT_FIELDS:
+            value = getattr(fact, name)
+            data[self.add_initial_prefix(name)] = "" if value is None else str(value)
+            if name not in changed:
+                data[name] = data[self.add_initial_prefix(name)]
+        data["version"] = str(fact.version)
+        return type(self)(data)
 
 
 class PdfUploadForm(forms.Form):

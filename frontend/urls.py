@@ -31,7 +31,8 @@ urlpatterns = [
     re_path(r"^facts/(?P<fact_id>\d+)/(?P<action>verify|reject)/$", review.review_fact, name="fact-review"),
     path("parameters/", wiki.parameter_index, name="parameters"),
     path("parameters/<str:name>/", wiki.parameter_page, name="parameter"),
-    path("entities/<str:key>/", wiki.entity_page, name="entity"),
+    # `path`: an entity key is a lower-cased subject, and subjects may hold a slash ("vLLM/SGLang")
+    path("entities/<path:key>/", wiki.entity_page, name="entity"),
     path("facts/<int:fact_id>/techniques/", techniques.fact_techniques, name="fact-techniques"),
     path("techniques/", techniques.technique_index, name="techniques"),
     path("techniques/<str:name>/", techniques.technique_page, name="technique"),

@@ -65,7 +65,7 @@ def paper_records(papers) -> list[PaperRecord]:
         Prefetch("paperauthor_set", queryset=PaperAuthor.objects.select_related("author").order_by("position")),
         "sections", "tables",
         Prefetch("scores", queryset=Score.objects.filter(is_latest=True), to_attr="latest_scores"),
-        Prefetch("facts", queryset=Fact.objects.order_by("page", "id").prefetch_related(
+        Prefetch("facts", queryset=Fact.objects.exclude(status=Fact.Status.SUPERSEDED).order_by("page", "id").prefetch_related(
             Prefetch("revisions", queryset=FactRevision.objects.select_related("user").order_by("created_at", "id")),
             Prefetch("technique_links", queryset=FactTechnique.objects.select_related("technique")))),
     )

@@ -48,7 +48,8 @@ class ImportReport:
 
 def _upsert_paper(record: PaperRecord) -> tuple[Paper, bool, bool]:
     """(paper, created, changed): create it, or fill in the fields that are still empty here."""
-    paper = Paper.objects.select_for_update().filter(arxiv_id=record.arxiv_id).first()
+    # NO KEY: the lock ontology.services.store_facts takes; rows pointing at the paper may still be written
+    paper = Paper.objects.select_for_update(no_key=True).filter(arxiv_id=record.arxiv_id).first()
     values = {name: getattr(record, name) for name in _FILLABLE}
     values["page_count"] = values["page_count"] or None
     if paper is None:

@@ -5,7 +5,7 @@ Runs when facts or sections are indexed and for every search query. The model sh
 downloaded at run time. The switch is scoped to this one load, never set process-wide (HF_HUB_OFFLINE
 is read once, when huggingface_hub is imported, so setting it here would cut every later Hub call in
 the process off, the advisor's model lookups included). Loaded once per process (about 0.5 s), then cached.
-Batches go through the embedding cache (ontology.embedding_cache); a single query text does not.
+Indexed texts go through the embedding cache (ontology.embedding_cache); search queries do not.
 
 On a CPU with native bf16 dot products the model computes in bf16 (torch autocast): measured on
 the 2-core AVX512-BF16 machine, 200 page passages took 5.4 s against 10.8 s in float32, and the
@@ -50,12 +50,14 @@ def _cache() -> EmbeddingCache | None:
     return EmbeddingCache(Path(path), model_id, EMBEDDING_DIM) if path else None
 
 
-def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
+def embed(texts: list[str], batch_size: int = 64, cached: bool = True) -> np.ndarray:
     """Unit-length float32 vectors, one row per text (cosine similarity = dot product).
 
-    Texts the embedding cache holds are read from it; the model runs on the others only.
+    Texts the embedding cache holds are read from it; the model runs on the others only. A single
+    indexed text goes through the cache too (a fact re-indexed after a person's edit or verify often
+    has the text it had); search queries (`embed_one`) pass cached=False and stay out of it.
     """
-    store = _cache() if len(texts) > 1 else None
+    store = _cache() if cached else None
     known = store.get(texts) if store else {}
     missing = [i for i in range(len(texts)) if i not in known]
     vectors = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
@@ -92,5 +94,5 @@ def _encode(texts: list[str], batch_size: int) -> np.ndarray:
 
 
 def embed_one(text: str) -> np.ndarray:
-    """The vector of one text (a search query)."""
-    return embed([text])[0]
+    """The vector of one text (a search query), never cached."""
+    return embed([text], cached=False)[0]

@@ -2,7 +2,9 @@
 
 Written only by ontology.services (extraction, human review, indexing); read through ontology.selectors.
 A Fact is one statement a paper makes (constraint, parameter or trade-off) with the page and exact
-quote that state it. Every change to a fact is a FactRevision row (who, when, before -> after).
+quote that state it. Every change to a fact is a FactRevision row (who, when, before -> after) and
+bumps the fact's `version` (the API's ETag), so a person's save that started from an older reading
+is refused instead of undoing a later change.
 A SearchDocument is one searchable text (a fact, a section, a paper's abstract, a page passage or a
 whole page) with its embedding (pgvector, HNSW) and full-text vector, so hybrid search is one query
 over one table; SearchTerm and SearchStats hold the term statistics its BM25 keyword ranking reads.
@@ -59,6 +61,7 @@ class Fact(models.Model):
         EXTRACTED = "extracted", "extracted (unreviewed)"
         VERIFIED = "verified", "verified by a person"
         REJECTED = "rejected", "rejected by a person"
+        SUPERSEDED = "superseded", "no longer found by re-extraction (kept, not live)"
 
     paper = models.ForeignKey("papers.Paper", on_delete=models.CASCADE, related_name="facts")
     kind = models.CharField(max_length=20, choices=FactKind.choices)
@@ -78,6 +81,8 @@ class Fact(models.Model):
     extractor = models.CharField(max_length=40, help_text="rules, llm, rules+llm, human")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.EXTRACTED, db_index=True)
     fingerprint = models.CharField(max_length=64, help_text="identity for idempotent re-extraction")
+    version = models.PositiveIntegerField(
+        default=1, help_text="bumped on every write; a writer that names the version it read is refused once it moved")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -98,6 +103,12 @@ class Fact(models.Model):
         return f"{self.subject} · {self.parameter} = {self.value or '—'} {self.unit}".strip()
 
 
+# Facts that are not live evidence: a person rejected them, or a newer extraction no longer finds them.
+# Kept (rejected ones so they are never re-created, superseded ones to be listed and reviewed), but left
+# out of search, wiki pages, the advisor and scoring.
+HIDDEN_STATUSES = (Fact.Status.REJECTED, Fact.Status.SUPERSEDED)
+
+
 class FactRevision(models.Model):
     """One change to a fact: who made it, when, and the fact's fields before and after."""
 
@@ -108,6 +119,7 @@ class FactRevision(models.Model):
         REJECT = "reject", "rejected"
         EDIT = "edit", "edited"
         TECHNIQUES = "techniques", "techniques changed"
+        SUPERSEDE = "supersede", "superseded: a new extraction no longer finds it"
 
     fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="revisions")
     action = models.CharField(max_length=20, choices=Action.choices)

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 
 from ontology.embeddings import embed
 from ontology.extraction.text import is_soup, sentences
-from ontology.models import Fact, SearchDocument
+from ontology.models import HIDDEN_STATUSES, Fact, SearchDocument
 from ontology.vocabulary import spec_for
 
 SECTION_CHARS = 2000  # the model reads 256 word pieces; the start of a section carries its topic
@@ -48,11 +48,11 @@ def _refresh_fts(ids: list[int]) -> None:
 
 @transaction.atomic
 def index_facts(facts: list[Fact]) -> int:
-    """(Re)build the search documents of these facts; rejected facts leave the index."""
+    """(Re)build the search documents of these facts; rejected and superseded facts leave the index."""
     if not facts:
         return 0
-    SearchDocument.objects.filter(fact__in=[f for f in facts if f.status == Fact.Status.REJECTED]).delete()
-    live = [f for f in facts if f.status != Fact.Status.REJECTED]
+    SearchDocument.objects.filter(fact__in=[f for f in facts if f.status in HIDDEN_STATUSES]).delete()
+    live = [f for f in facts if f.status not in HIDDEN_STATUSES]
     SearchDocument.objects.filter(fact__in=live).delete()
     texts = [fact_text(f) for f in live]
     docs = SearchDocument.objects.bulk_create([

@@ -3,7 +3,8 @@
 The reads other apps rely on: `hybrid_search`, `evidence_for`, `facts_for_paper`, `parameter_facts`.
 Wiki pages: `entity_wiki` and `parameter_wiki` gather every value across papers and flag
 conflicts (same subject, parameter and condition, different values); `fact_history` lists a fact's
-revisions. Rejected facts are left out of every read except a fact's own history.
+revisions. Rejected and superseded facts (HIDDEN_STATUSES) are left out of every read of live
+evidence; they are listed by status (`fact_rows`, `review_queue`, `superseded_facts`).
 The page and API reads come last.
 """
 from __future__ import annotations
@@ -17,7 +18,15 @@ from django.db.models import Count, Q, QuerySet
 
 from ontology.embeddings import embed, embed_one
 from ontology.extraction.text import is_soup
-from ontology.models import Entity, ExtractionRun, Fact, FactKind, FactRevision, FactTechnique
+from ontology.models import (
+    HIDDEN_STATUSES,
+    Entity,
+    ExtractionRun,
+    Fact,
+    FactKind,
+    FactRevision,
+    FactTechnique,
+)
 from ontology.query_terms import expand_query
 from ontology.techniques import EVALUATES_MIN_FACTS, paper_role, techniques, techniques_in_text
 from ontology.units import format_number
@@ -88,7 +97,7 @@ vec AS (
 onto AS (
     SELECT id, row_number() OVER (ORDER BY dist) AS r FROM (
         SELECT d.id, d.embedding <=> %(q)s::vector AS dist
-        FROM (SELECT id FROM ontology_fact WHERE parameter = ANY(%(params)s) AND status <> 'rejected'
+        FROM (SELECT id FROM ontology_fact WHERE parameter = ANY(%(params)s) AND status <> ALL(%(hidden)s)
               ORDER BY status = 'verified' DESC, confidence DESC, id LIMIT %(onto_pool)s) f
         JOIN ontology_searchdocument d ON d.fact_id = f.id
         WHERE d.doc_type = ANY(%(types)s)
@@ -115,15 +124,15 @@ ORDER BY fused.score DESC, fused.id
 
 
 def live_facts() -> QuerySet[Fact]:
-    """Facts that are not rejected, with their paper."""
-    return Fact.objects.exclude(status=Fact.Status.REJECTED).select_related("paper")
+    """Facts that are live evidence (neither rejected nor superseded), with their paper."""
+    return Fact.objects.exclude(status__in=HIDDEN_STATUSES).select_related("paper")
 
 
 def hybrid_params(query: str, limit: int, types: tuple[str, ...], vector) -> dict[str, Any]:
     """The parameters of _HYBRID_SQL for one query (its embedding computed by the caller)."""
     return {"q": "[" + ",".join(f"{x:.6f}" for x in vector) + "]", "types": list(types), "text": expand_query(query),
             "k": max(limit * 4, 40), "limit": limit, "rrf": RRF_K, "params": parameters_in_question(query),
-            "fts_pool": FTS_POOL, "onto_pool": ONTO_POOL, "page_pool": PAGE_POOL, "passages_per_page": PASSAGES_PER_PAGE, "k1": BM25_K1, "b": BM25_B,
+            "hidden": [status.value for status in HIDDEN_STATUSES], "fts_pool": FTS_POOL, "onto_pool": ONTO_POOL, "page_pool": PAGE_POOL, "passages_per_page": PASSAGES_PER_PAGE, "k1": BM25_K1, "b": BM25_B,
             **{f"w_{name}": weight for name, weight in CHANNEL_WEIGHTS.items()}}
 
 
@@ -213,6 +222,12 @@ def reviewed_facts(paper_id: int) -> QuerySet[Fact]:
     return Fact.objects.filter(paper_id=paper_id).filter(reviewed).distinct()
 
 
+def superseded_facts(paper_id: int) -> QuerySet[Fact]:
+    """One paper's facts that its latest extraction no longer finds (kept for review, not live), by page."""
+    return (Fact.objects.filter(paper_id=paper_id, status=Fact.Status.SUPERSEDED).select_related("paper", "entity")
+            .order_by("page", "kind", "parameter"))
+
+
 def parameter_facts(paper_id: int) -> QuerySet[Fact]:
     """The knobs (kind=parameter) one paper sets, by page."""
     return facts_for_paper(paper_id).filter(kind="parameter")
@@ -290,7 +305,7 @@ def technique_facts(names: list[str] | None = None) -> list[dict[str, Any]]:
     """Every live fact linked to one of `names` (None: all techniques), as dicts with the paper's
     reported environment; `names_technique` says the quote itself uses the technique's words.
     One query. Read by the advisor's technique evidence and by diagnose."""
-    links = FactTechnique.objects.exclude(fact__status=Fact.Status.REJECTED).select_related("fact__paper", "technique")
+    links = FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES).select_related("fact__paper", "technique")
     if names is not None:
         links = links.filter(technique__name__in=names)
     return [_technique_row(link) for link in links.order_by("technique__name", "fact__paper__arxiv_id", "fact__page",
@@ -301,7 +316,7 @@ def technique_facts_near(vector, name: str, limit: int = 30) -> list[dict[str, A
     """The live facts linked to technique `name` nearest to a query embedding (`distance`: cosine), nearest first."""
     from pgvector.django import CosineDistance
 
-    links = (FactTechnique.objects.exclude(fact__status=Fact.Status.REJECTED)
+    links = (FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES)
              .filter(technique__name=name, fact__document__isnull=False)
              .select_related("fact__paper", "technique")
              .annotate(distance=CosineDistance("fact__document__embedding", vector)).order_by("distance", "fact_id"))
@@ -320,7 +335,7 @@ def techniques_of_facts(fact_ids: list[int]) -> dict[int, list[str]]:
 def paper_techniques(paper_id: int) -> list[str]:
     """Techniques a paper discusses by name in at least two of its facts (a passing mention is not enough)."""
     counts: dict[str, int] = defaultdict(int)
-    for link in (FactTechnique.objects.filter(fact__paper_id=paper_id).exclude(fact__status=Fact.Status.REJECTED)
+    for link in (FactTechnique.objects.filter(fact__paper_id=paper_id).exclude(fact__status__in=HIDDEN_STATUSES)
                  .select_related("fact", "technique")):
         counts[link.technique.name] += link.technique.name in techniques_in_text(link.fact.quote)
     return [name for name in techniques() if counts.get(name, 0) >= EVALUATES_MIN_FACTS]
@@ -365,7 +380,7 @@ def technique_wiki(name: str) -> dict[str, Any] | None:
 def technique_index() -> list[dict[str, Any]]:
     """Every technique of the vocabulary with how many live facts and papers are linked to it."""
     counts = {row["technique__name"]: row for row in
-              FactTechnique.objects.exclude(fact__status=Fact.Status.REJECTED).values("technique__name")
+              FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES).values("technique__name")
               .annotate(facts=Count("fact", distinct=True), papers=Count("fact__paper", distinct=True))}
     return [{"name": name, "title": spec.title, "facts": counts.get(name, {}).get("facts", 0),
              "papers": counts.get(name, {}).get("papers", 0)} for name, spec in techniques().items()]
@@ -415,7 +430,7 @@ def running_extractions(limit: int = 10) -> list[ExtractionRun]:
 
 def parameter_index() -> list[dict[str, Any]]:
     """Every parameter with a non-rejected fact: {parameter, facts, papers}, by name."""
-    return list(Fact.objects.exclude(status=Fact.Status.REJECTED).values("parameter")
+    return list(Fact.objects.exclude(status__in=HIDDEN_STATUSES).values("parameter")
                 .annotate(facts=Count("id"), papers=Count("paper", distinct=True)).order_by("parameter"))
 
 

@@ -10,6 +10,9 @@ from rest_framework import serializers
 from ontology.models import Entity, Fact, FactKind, FactRevision
 from ontology.selectors import DOC_TYPES
 
+VERSION_HELP = ("the fact's version you read (its ETag); a stale one is a 409 with the current fact. "
+                "The If-Match header does the same and answers 412.")
+
 
 class FactSerializer(serializers.ModelSerializer):
     paper = serializers.SlugRelatedField(slug_field="arxiv_id", read_only=True)
@@ -19,7 +22,7 @@ class FactSerializer(serializers.ModelSerializer):
         model = Fact
         fields = ["id", "paper", "kind", "subject", "entity", "parameter", "value", "value_num", "value_min",
                   "value_max", "unit", "condition", "effect", "page", "quote", "confidence", "extractor", "status",
-                  "updated_at"]
+                  "version", "updated_at"]
 
 
 class RevisionSerializer(serializers.ModelSerializer):
@@ -36,7 +39,8 @@ class FactDetailSerializer(FactSerializer):
 
 
 class FactEditSerializer(serializers.Serializer):
-    """An editor's correction: any subset of these fields, plus a note for the history."""
+    """An editor's correction: any subset of these fields (only those sent change), a note for the history,
+    and optionally the version it was made against."""
 
     subject = serializers.CharField(max_length=200, required=False)
     parameter = serializers.RegexField(r"^[a-z][a-z0-9_]*$", max_length=120, required=False,
@@ -47,15 +51,17 @@ class FactEditSerializer(serializers.Serializer):
     effect = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     page = serializers.IntegerField(required=False, min_value=1, max_value=10000, allow_null=True)
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    version = serializers.IntegerField(required=False, min_value=1, help_text=VERSION_HELP)
 
     def validate(self, attrs):
-        if not set(attrs) - {"note"}:
+        if not set(attrs) - {"note", "version"}:
             raise serializers.ValidationError("Send at least one field to change.")
         return attrs
 
 
 class ReviewSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500, help_text="kept in the history")
+    version = serializers.IntegerField(required=False, min_value=1, help_text=VERSION_HELP)
 
 
 class FactFilters(serializers.Serializer):

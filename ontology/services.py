@@ -13,12 +13,13 @@ import logging
 import time
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ontology.extraction.grounding import merge_key
 from ontology.models import (
+    HIDDEN_STATUSES,
     Entity,
     ExtractionRun,
     Fact,
@@ -53,7 +54,7 @@ def entity_for(name: str, kind: str = "system") -> Entity:
     return entity
 
 
-def _model_fields(data: dict[str, Any]) -> dict[str, Any]:
+def model_fields(data: dict[str, Any]) -> dict[str, Any]:
     """Validated, canonical column values for a fact dict (raises FactValidationError)."""
     model = validate_fact(data)
     parsed = model.parsed()
@@ -77,20 +78,34 @@ def _reviewed_facts(paper) -> QuerySet[Fact]:
             .filter(Q(status__in=REVIEWED) | Q(revisions__user__isnull=False)).distinct())
 
 
+def _lock_paper(paper) -> None:
+    """Make the writers of one paper's set of facts (re-extraction, knowledge import) take turns.
+
+    FOR NO KEY UPDATE, the lock knowledge.load takes too: it still lets other transactions insert
+    rows that point at the paper (a person's edit re-indexing its fact), so it cannot deadlock them.
+    """
+    list(type(paper).objects.select_for_update(no_key=True).filter(pk=paper.pk).values_list("pk", flat=True))
+
+
 @transaction.atomic
 def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") -> dict[str, int]:
     """Save one extraction of `paper`: create new facts, refresh unreviewed ones, keep reviewed ones.
 
-    Unreviewed facts that this extraction no longer finds are deleted (they were machine output);
-    reviewed facts are never touched. Returns counts: created, updated, kept, removed.
+    The paper's facts are read under row locks, so a verify or edit committed while this ran is
+    seen (its fact counts as reviewed) and one still running waits for this to finish first.
+    Unreviewed facts that this extraction no longer finds are marked superseded, never deleted (they
+    stay listed for review, out of search and the advisor; one found again is live again); reviewed
+    facts are never touched. Returns counts: created, updated, kept, superseded.
     """
-    existing = {fact.fingerprint: fact for fact in Fact.objects.filter(paper=paper).prefetch_related("revisions")}
+    _lock_paper(paper)
+    existing = {fact.fingerprint: fact for fact in
+                Fact.objects.select_for_update().filter(paper=paper).order_by("pk").prefetch_related("revisions")}
     reviewed_keys = {merge_key(snapshot(f)) for f in existing.values() if _reviewed(f)}
-    counts = {"created": 0, "updated": 0, "kept": 0, "removed": 0}
+    counts = {"created": 0, "updated": 0, "kept": 0, "superseded": 0}
     seen: set[str] = set()
     touched: list[Fact] = []
     for data in facts:
-        fields = _model_fields(data)
+        fields = model_fields(data)
         key = fingerprint(data)
         seen.add(key)
         fact = existing.get(key)
@@ -100,6 +115,7 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
         fields["entity"] = entity_for(fields["subject"])
         if fact is None:
             fact = Fact.objects.create(paper=paper, fingerprint=key, **fields)
+            existing[key] = fact
             FactRevision.objects.create(fact=fact, action=FactRevision.Action.CREATE, actor=actor, after=snapshot(fact))
             counts["created"] += 1
             touched.append(fact)
@@ -107,14 +123,22 @@ def store_facts(paper, facts: list[dict[str, Any]], actor: str = "extractor") ->
         before = snapshot(fact)
         for name, value in fields.items():
             setattr(fact, name, value)
+        fact.status = Fact.Status.EXTRACTED  # a superseded fact this reading finds again is live again
         if snapshot(fact) != before:
-            fact.save()
+            _write(fact)
             FactRevision.objects.create(fact=fact, action=FactRevision.Action.UPDATE, actor=actor,
                                         before=before, after=snapshot(fact))
             counts["updated"] += 1
             touched.append(fact)
-    stale = [f.pk for key, f in existing.items() if key not in seen and not _reviewed(f)]
-    counts["removed"] = Fact.objects.filter(pk__in=stale).delete()[1].get("ontology.Fact", 0) if stale else 0
+    for key, fact in existing.items():
+        if key not in seen and fact.status == Fact.Status.EXTRACTED and not _reviewed(fact):
+            before = snapshot(fact)
+            fact.status = Fact.Status.SUPERSEDED
+            _write(fact, ["status"])
+            FactRevision.objects.create(fact=fact, action=FactRevision.Action.SUPERSEDE, actor=actor,
+                                        before=before, after=snapshot(fact))
+            counts["superseded"] += 1
+            touched.append(fact)
     index_facts(touched)
     link_facts(touched)
     return counts
@@ -155,14 +179,17 @@ def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict
 
     Returns (outcome, fact): "created"; "reviewed" when an unreviewed fact here takes the file's
     review; "kept" when the fact here is reviewed, or is the same machine fact (never overwritten
-    by a file's machine fact). `key` is the file's fingerprint (an edited fact keeps the one of the
+    by a file's machine fact). The fact here is read under its row lock, so a review committed
+    meanwhile is seen and kept. The caller holds the paper's lock (knowledge.load). `key` is the file's fingerprint (an edited fact keeps the one of the
     extraction it came from, so re-extraction still recognises it). The caller links the returned
     facts to techniques (link_facts), once for a whole paper. Raises FactValidationError.
     """
-    fields = _model_fields(data)
+    fields = model_fields(data)
     key = key or fingerprint(data)
     incoming_reviewed = status in REVIEWED or any(r.get("user") for r in revisions)
-    fact = Fact.objects.filter(paper=paper, fingerprint=key).prefetch_related("revisions").first()
+    # of=self and by pk: the default ordering joins the paper, and FOR UPDATE would lock its row too
+    fact = (Fact.objects.select_for_update(of=("self",)).filter(paper=paper, fingerprint=key).order_by("pk")
+            .prefetch_related("revisions").first())
     if fact is None:
         if any(merge_key(snapshot(f)) == merge_key(data) for f in _reviewed_facts(paper)):
             return "kept", None
@@ -178,18 +205,67 @@ def merge_fact(paper, data: dict[str, Any], *, status: str, revisions: list[dict
         setattr(fact, name, value)
     fact.entity = entity_for(fact.subject)
     fact.status = status
-    fact.save()
+    _write(fact)
     _copy_revisions(fact, revisions)
     _link_by_person(fact, list(techniques))
     return "reviewed", fact
 
 
-def _review(fact: Fact, user, action: str, status: str, note: str = "") -> Fact:
+class StaleFact(Exception):
+    """A person's write named the version of the fact it started from, and the fact has moved on since.
+
+    `current` is the fact as it is now (read under the row lock), for the caller to show.
+    """
+
+    def __init__(self, current: Fact, expected: int):
+        self.current, self.expected = current, expected
+        super().__init__(f"fact {current.pk} is at version {current.version}, not {expected}")
+
+
+def locked_fact(fact_id: int, expected_version: int | None = None) -> Fact:
+    """The fact row, locked until the end of the caller's transaction (SELECT ... FOR UPDATE).
+
+    Every write reads the fact this way, so what a revision records as "before" is what was there,
+    and two writers of one fact take turns instead of each saving its own stale copy. Raises
+    StaleFact when `expected_version` is given and is not the row's version; Fact.DoesNotExist
+    when there is no such fact.
+    """
+    _share_paper_of(fact_id)
+    fact = Fact.objects.select_for_update().get(pk=fact_id)
+    if expected_version is not None and fact.version != expected_version:
+        raise StaleFact(fact, expected_version)
+    return fact
+
+
+def _share_paper_of(fact_id: int) -> None:
+    """Hold the fact's paper FOR KEY SHARE before locking the fact.
+
+    A person's write re-indexes the fact, and inserting its search document takes this lock on the
+    paper anyway, but late: after the search statistics' advisory lock. An import that updates the
+    paper row itself (a new version) holds the paper and then waits for that advisory lock, so
+    taking the paper lock late could deadlock with it; taken first, the write simply waits its turn.
+    """
+    paper = Fact._meta.get_field("paper").related_model._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT p.id FROM {paper} p JOIN {Fact._meta.db_table} f ON f.paper_id = p.id "
+                       "WHERE f.id = %s FOR KEY SHARE OF p", [fact_id])
+
+
+def _write(fact: Fact, fields: list[str] | None = None) -> None:
+    """Save a locked fact, one version further (all columns when `fields` is None)."""
+    fact.version += 1
+    fact.save(update_fields=None if fields is None else [*fields, "version", "updated_at"])
+
+
+def _review(fact: Fact, user, action: str, status: str, note: str, expected_version: int | None) -> Fact:
+    fact = locked_fact(fact.pk, expected_version)
     before = snapshot(fact)
     fact.status = status
-    fact.save(update_fields=["status", "updated_at"])
+    _write(fact, ["status"])
     FactRevision.objects.create(fact=fact, action=action, user=user, actor=_actor(user), before=before,
                                 after=snapshot(fact), note=note)
+    if before["status"] == Fact.Status.SUPERSEDED or status in HIDDEN_STATUSES:
+        index_facts([fact])  # a superseded fact a person verifies is evidence again; a rejected one leaves
     return fact
 
 
@@ -198,39 +274,48 @@ def _actor(user) -> str:
 
 
 @transaction.atomic
-def verify_fact(fact: Fact, user, note: str = "") -> Fact:
-    """A person confirms the fact matches its quote; re-extraction will leave it alone."""
-    return _review(fact, user, FactRevision.Action.VERIFY, Fact.Status.VERIFIED, note)
+def verify_fact(fact: Fact, user, note: str = "", expected_version: int | None = None) -> Fact:
+    """A person confirms the fact matches its quote; re-extraction will leave it alone.
+
+    Returns the fact as stored. With `expected_version` (the version the person saw), raises
+    StaleFact instead when someone changed the fact since.
+    """
+    return _review(fact, user, FactRevision.Action.VERIFY, Fact.Status.VERIFIED, note, expected_version)
 
 
 @transaction.atomic
-def reject_fact(fact: Fact, user, note: str = "") -> Fact:
-    """A person says the fact is wrong; it stays (hidden from wiki and search) so it is never re-created."""
-    fact = _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note)
-    index_facts([fact])  # drops its search document
-    return fact
+def reject_fact(fact: Fact, user, note: str = "", expected_version: int | None = None) -> Fact:
+    """A person says the fact is wrong; it stays (hidden from wiki and search) so it is never re-created.
+
+    Returns the fact as stored; StaleFact as for verify_fact.
+    """
+    return _review(fact, user, FactRevision.Action.REJECT, Fact.Status.REJECTED, note, expected_version)
 
 
 @transaction.atomic
-def edit_fact(fact: Fact, user, changes: dict[str, Any], note: str = "") -> Fact:
-    """Apply a person's corrections after validating the whole fact against its template.
+def edit_fact(fact: Fact, user, changes: dict[str, Any], note: str = "",
+              expected_version: int | None = None) -> Fact:
+    """Apply a person's corrections: only the fields in `changes`, over the fact as it is now.
 
-    Raises FactValidationError (naming the field) and changes nothing when the result is invalid.
-    The edited fact counts as verified: a person has checked it against the paper.
+    The whole result is validated against its template; FactValidationError (naming the field)
+    changes nothing. With `expected_version`, StaleFact when someone changed the fact since the
+    person read it. The edited fact counts as verified: a person has checked it against the paper.
+    Returns the fact as stored.
     """
     unknown = set(changes) - (set(SNAPSHOT_FIELDS) - {"extractor", "status"})
     if unknown:
         raise FactValidationError([(name, "cannot be edited") for name in sorted(unknown)])
+    fact = locked_fact(fact.pk, expected_version)
     before = snapshot(fact)
     data = {name: before[name] for name in SNAPSHOT_FIELDS if name != "status"}
     data.update(changes)
     data["extractor"] = fact.extractor
-    fields = _model_fields({k: (v if v != "" else None) for k, v in data.items()})
+    fields = model_fields({k: (v if v != "" else None) for k, v in data.items()})
     for name, value in fields.items():
         setattr(fact, name, value)
     fact.entity = entity_for(fact.subject)
     fact.status = Fact.Status.VERIFIED
-    fact.save()
+    _write(fact)
     FactRevision.objects.create(fact=fact, action=FactRevision.Action.EDIT, user=user, actor=_actor(user),
                                 before=before, after=snapshot(fact), note=note)
     index_facts([fact])
@@ -289,6 +374,8 @@ def set_fact_techniques(fact: Fact, user, names: list[str], note: str = "") -> F
     if unknown:
         raise FactValidationError([("techniques", f"unknown technique {name!r}") for name in unknown])
     rows = sync_techniques()
+    fact = locked_fact(fact.pk)
+    _write(fact, [])  # the links are part of what a person decided about this fact
     before = fact_technique_names(fact)
     fact.technique_links.all().delete()
     FactTechnique.objects.bulk_create([FactTechnique(fact=fact, technique=rows[name],

@@ -57,5 +57,6 @@ def paper_page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         "score": paper.latest_score,
         "score_rows": scorecard_rows(paper.latest_score),
         "facts": facts,
+        "superseded": list(ontology_selectors.superseded_facts(paper.id)),
         "can_review": is_editor(request.user),
     })

@@ -18,6 +18,7 @@ from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
 from ontology.schema import FactValidationError
+from ontology.services import StaleFact
 from ontology.techniques import techniques
 from papers import selectors as paper_selectors
 from papers.services.identity import AcceptRefused, accept_held_pdf
@@ -40,27 +41,58 @@ def fact_page(request: HttpRequest, fact_id: int) -> HttpResponse:
     if fact is None:
         raise Http404(f"No fact #{fact_id}")
     can_review = is_editor(request.user)
-    form = None
+    form, status = None, 200
     if request.method == "POST":
         if not can_review:
             raise PermissionDenied("Only editors can edit facts.")
         form = FactEditForm(request.POST)
         if form.is_valid():
             try:
-                ontology_services.edit_fact(fact, user=request.user, changes=form.changes(),
-                                            note=form.cleaned_data["note"])
-            except FactValidationError as exc:
-                for field, message in exc.errors:
-                    form.add_error(field if field in form.fields else None, message)
+                saved = _save_edit(request, fact, form)
+            except StaleFact as exc:
+                form, status = _stale_form(form, exc.current), 409
+                fact = ontology_selectors.fact_with_history(fact_id) or fact
             else:
-                messages.success(request, f"Fact #{fact.id} saved; the change is in its history.")
-                return redirect("frontend:fact", fact_id=fact.id)
+                if saved is not None:
+                    return saved
     elif can_review:
-        form = FactEditForm(initial={f: getattr(fact, f) for f in FactEditForm.base_fields if f != "note"})
+        form = FactEditForm.opened_on(fact)
     linked = set(ontology_services.fact_technique_names(fact))
     choices = [{"name": name, "title": spec.title, "checked": name in linked} for name, spec in techniques().items()]
     return render(request, "frontend/fact_detail.html", {"fact": fact, "form": form, "can_review": can_review,
-                                                         "technique_choices": choices})
+                                                         "technique_choices": choices}, status=status)
+
+
+def _save_edit(request: HttpRequest, fact, form: FactEditForm) -> HttpResponse | None:
+    """Write the fields the person changed onto the version they opened; None (errors on the form)
+    when the result breaks the fact's template. Raises StaleFact when the fact moved on meanwhile."""
+    changes = form.changes()
+    if not changes:
+        messages.info(request, f"Nothing to save: no field of fact #{fact.id} was changed.")
+        return redirect("frontend:fact", fact_id=fact.id)
+    try:
+        ontology_services.edit_fact(fact, user=request.user, changes=changes, note=form.cleaned_data["note"],
+                                    expected_version=form.cleaned_data["version"])
+    except FactValidationError as exc:
+        for field, message in exc.errors:
+            form.add_error(field if field in form.fields else None, message)
+        return None
+    messages.success(request, f"Fact #{fact.id} saved; the change is in its history.")
+    return redirect("frontend:fact", fact_id=fact.id)
+
+
+def _stale_form(form: FactEditForm, current) -> FactEditForm:
+    """The person's form again, now checked against `current`, saying what changed since they opened it."""
+    opened = {name: form.fields[name].to_python(form.data.get(form.add_initial_prefix(name)))
+              for name in FactEditForm.FACT_FIELDS}
+    moved = [f"{name} is now “{getattr(current, name) if getattr(current, name) not in (None, '') else '—'}”"
+             for name in FactEditForm.FACT_FIELDS if (getattr(current, name) or None) != (opened[name] or None)]
+    again = form.reopened_on(current)
+    again.add_error(None, "Not saved: someone changed this fact after you opened this page"
+                          + (f" ({'; '.join(moved)})" if moved else " (its review status)")
+                          + ". Your values are still in the form; check them against the fact as it is now "
+                            "and save again.")
+    return again
 
 
 def _back(request: HttpRequest, fallback: str) -> HttpResponse:
@@ -77,12 +109,19 @@ def review_fact(request: HttpRequest, fact_id: str, action: str) -> HttpResponse
     if fact is None:
         raise Http404(f"No fact #{fact_id}")
     note = request.POST.get("note", "")[:500]
-    if action == "verify":
-        ontology_services.verify_fact(fact, user=request.user, note=note)
-        messages.success(request, f"Fact #{fact.id} verified.")
-    else:
-        ontology_services.reject_fact(fact, user=request.user, note=note)
-        messages.success(request, f"Fact #{fact.id} rejected.")
+    version = request.POST.get("version", "")
+    expected = int(version) if version.isdigit() else None
+    try:
+        if action == "verify":
+            ontology_services.verify_fact(fact, user=request.user, note=note, expected_version=expected)
+            messages.success(request, f"Fact #{fact.id} verified.")
+        else:
+            ontology_services.reject_fact(fact, user=request.user, note=note, expected_version=expected)
+            messages.success(request, f"Fact #{fact.id} rejected.")
+    except StaleFact:
+        messages.error(request, f"Not {action}ed: fact #{fact.id} changed after your page was loaded. "
+                                "Here it is as it is now; review it again.")
+        return redirect("frontend:fact", fact_id=fact.id)
     return _back(request, "frontend:review")
 
 

@@ -17,6 +17,7 @@ from ontology.extraction.pipeline import TradeOffExtractor, extract_document
 from ontology.extraction.text import DocSection, DocTable, PdfDocument
 from ontology.models import ExtractionRun
 from ontology.search_index import index_facts, index_paper
+from ontology.selectors import facts_for_paper
 from ontology.services import finish_run, record_rejected_outputs, start_run, store_facts
 from papers.models import Paper
 from papers.services.events import advance_paper, fail_paper, record_event
@@ -82,7 +83,7 @@ def extract_paper(paper_id: int, llm: TradeOffExtractor | None = None, use_llm: 
         raise
     counts = store_facts(paper, result.facts)
     rejected = record_rejected_outputs(paper, result.rejected)
-    index_facts(list(paper.facts.filter(document__isnull=True).exclude(status="rejected")))
+    index_facts(list(facts_for_paper(paper.id).filter(document__isnull=True)))
     index_paper(paper)
     finish_run(run, ExtractionRun.Status.DONE, started, stats=result.stats, counts=counts, rejected=rejected)
     advance_paper(paper, Paper.Status.EXTRACTED, STAGE,

@@ -23,7 +23,7 @@ def test_storing_an_extraction_creates_facts_with_a_create_revision(paper):
 def test_re_extracting_the_same_facts_changes_nothing(paper):
     store_facts(paper, [make_fact()])
     counts = store_facts(paper, [make_fact()])
-    assert counts == {"created": 0, "updated": 0, "kept": 0, "removed": 0}
+    assert counts == {"created": 0, "updated": 0, "kept": 0, "superseded": 0}
     assert Fact.objects.count() == 1 and FactRevision.objects.count() == 1
 
 
@@ -83,12 +83,15 @@ def test_re_extraction_does_not_duplicate_a_human_edited_fact(paper, editor):
     assert Fact.objects.filter(parameter="block_size").count() == 1
 
 
-def test_re_extraction_removes_stale_machine_facts_but_never_reviewed_ones(paper, editor):
+def test_re_extraction_supersedes_stale_machine_facts_and_never_touches_reviewed_ones(paper, editor):
     store_facts(paper, [make_fact(), make_fact(value="32", quote="block size 32")])
     verify_fact(Fact.objects.get(value="32"), editor)
     counts = store_facts(paper, [])
-    assert counts["removed"] == 1
-    assert list(Fact.objects.values_list("value", flat=True)) == ["32"]
+    assert counts["superseded"] == 1
+    assert sorted(Fact.objects.values_list("value", "status")) == [("16", "superseded"), ("32", "verified")]
+    assert Fact.objects.get(value="16").revisions.latest("id").action == "supersede"
+    store_facts(paper, [make_fact()])  # found again: live again
+    assert Fact.objects.get(value="16").status == "extracted"
 
 
 def test_a_rejected_fact_is_not_re_created(paper, editor):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from ontology.models import Fact
+from ontology.models import HIDDEN_STATUSES, Fact
 from ontology.services import link_facts
 
 BATCH = 1000
@@ -17,7 +17,7 @@ class Command(BaseCommand):
     help = "Link every fact to the serving techniques its text or parameter names (ontology/data/techniques.json)."
 
     def handle(self, *args, **options) -> None:
-        facts = Fact.objects.exclude(status=Fact.Status.REJECTED).order_by("pk")
+        facts = Fact.objects.exclude(status__in=HIDDEN_STATUSES).order_by("pk")
         created = total = 0
         for start in range(0, facts.count(), BATCH):
             batch = list(facts[start:start + BATCH])

@@ -10,7 +10,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand
 
 from infrawiki.progress import progress
-from ontology.models import Fact
+from ontology.models import HIDDEN_STATUSES, Fact
 from ontology.search_index import index_facts, index_paper
 
 
@@ -27,6 +27,6 @@ class Command(BaseCommand):
         bar = progress(list(papers), "reindex")
         for paper in bar:
             bar.note(paper.arxiv_id)
-            facts = index_facts(list(Fact.objects.filter(paper=paper).exclude(status=Fact.Status.REJECTED)))
+            facts = index_facts(list(Fact.objects.filter(paper=paper).exclude(status__in=HIDDEN_STATUSES)))
             docs = index_paper(paper)
             bar.say(self.stdout, f"{paper.arxiv_id}: {facts} facts, {docs} paper/section documents")
