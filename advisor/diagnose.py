@@ -169,10 +169,12 @@ def _reports(name: str, symptom: str, issues: list[dict[str, str]]) -> list[dict
 
 
 def _technique_finding(vector: np.ndarray, name: str, why: str, symptom: str,
-                       issues: list[dict[str, str]]) -> dict[str, Any]:
+                       issues: list[dict[str, str]], engine: str | None = None) -> dict[str, Any]:
+    """A technique with its switches (only the named engine's when the text names one), evidence and reports."""
     spec = techniques()[name]
+    actions = [a for a in _actions(spec.name) if engine is None or a["engine"] == engine]
     return {"kind": "technique", "technique": spec.name, "title": spec.title, "why": why,
-            "actions": _actions(spec.name), "evidence": _evidence(vector, spec.name),
+            "actions": actions, "evidence": _evidence(vector, spec.name),
             "reports": _reports(spec.name, symptom, issues)}
 
 
@@ -216,19 +218,26 @@ def diagnose(text: str) -> dict[str, Any]:
     vector = ontology_selectors.text_embeddings([query])[0]
     issues = _issues()
     rec, matches = known_failures.match(query)
-    findings = [_failure_finding(m, rec, issues) for m in matches[:MAX_FINDINGS]]
-    if matches:
+    failures = [_failure_finding(m, rec, issues) for m in matches[:MAX_FINDINGS]]
+    findings: list[dict[str, Any]] = []
+    # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
+    # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
+    fix_first = bool(matches) and (looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids()
+                                                                 for m in matches))
+    if fix_first:
+        findings = failures
         explained = [n for m in matches for n in m.signature.explains if n in techniques()]
         for name in list(dict.fromkeys(explained))[: MAX_FINDINGS - len(findings)]:
             spec = techniques()[name]
             findings.append(_technique_finding(vector, name, f"{spec.description} Why it bears on this error: "
                                                f"it addresses {spec.symptoms[0] if spec.symptoms else spec.title}.",
-                                               spec.symptoms[0] if spec.symptoms else spec.title, issues))
+                                               spec.symptoms[0] if spec.symptoms else spec.title, issues, rec.engine))
     else:
         for ranked in rank_techniques(query, strict=looks_like_a_log(query)):
             spec = techniques()[ranked["name"]]
             findings.append(_technique_finding(vector, spec.name, f"{spec.description} It is known for: {ranked['symptom']}.",
-                                               ranked["symptom"], issues))
+                                               ranked["symptom"], issues, rec.engine))
+        findings += failures
     missing = _missing(rec, bool(matches))
     if findings:
         message = ""

@@ -49,7 +49,7 @@ def match(text: str) -> tuple[Recognised, list[Match]]:
         if hit is None or not _applies(sig, file_engine, rec):
             continue
         found.append(Match(sig, file_engine or rec.engine, hit.groupdict(), hit.end() - hit.start()))
-    found.sort(key=lambda m: (m.signature.id not in _engine_ids(), -m.span))
+    found.sort(key=lambda m: (m.signature.id not in engine_ids(), -m.span))
     if rec.engine is None:
         engines = {m.engine for m in found if m.engine is not None}
         if len(engines) == 1:  # the only engine whose own error string matched
@@ -57,7 +57,8 @@ def match(text: str) -> tuple[Recognised, list[Match]]:
     return rec, found
 
 
-def _engine_ids() -> set[str]:
+def engine_ids() -> set[str]:
+    """Ids of the signatures that are one engine's own error strings (not the common file's)."""
     return {s.id for engine, s in signatures() if engine is not None}
 
 

@@ -196,14 +196,18 @@ _RULES: dict[str, Callable[..., tuple[str | None, str | None]]] = {
 }
 
 
-def _spelling(eng: EngineProfile, key: str, version: str | None) -> tuple[str, str | None]:
-    """The flag as this release spells it; with no release known (or one the catalog lacks) the newest spelling."""
-    spelt = eng.flag(key, version) if version else None
+def _spelling(eng: EngineProfile, key: str, version: str | None) -> tuple[str, str | None] | None:
+    """The flag as this release spells it, with the release that spelling starts at; with no release known
+    the newest spelling; None when the text's release has no such flag (it came later or was removed)."""
     spellings = eng.flags[key]
+    if version:
+        spelt = eng.flag(key, version)
+        if spelt is None:
+            return None
+        span = next(s for s in spellings if s.name == spelt)
+        return spelt, span.since
     newest = max(spellings, key=lambda s: vkey(s.since) if s.since else ())
-    chosen = spelt or newest.name
-    span = next((s for s in spellings if s.name == chosen), newest)
-    return chosen, span.since
+    return newest.name, newest.since
 
 
 def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: dict[str, str | None],
@@ -225,7 +229,10 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         return {"engine": engine, "flag": f"{fix.env}={fix.value}", "since": None, "direction": fix.direction,
                 "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
     assert fix.knob is not None
-    flag, since = _spelling(eng, fix.knob, version)
+    spelling = _spelling(eng, fix.knob, version)
+    if spelling is None:
+        return None
+    flag, since = spelling
     value, arithmetic = fix.value, None
     if fix.rule:
         computed, arithmetic = _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec)
