@@ -36,7 +36,7 @@ Direction = Literal["raise", "lower", "set", "unset", "upgrade"]
 # How a fix's number is worked out from what the pasted text states (advisor.remedies implements each).
 Rule = Literal["at_most", "at_least", "below", "divisor", "dtype_for_gpu", "quantization_for_gpu",
                "memory_shortfall", "free_fraction", "kv_shortfall", "kv_dtype_for_gpu", "sum_at_least",
-               "model_support", "softcap_release"]
+               "model_support", "softcap_release", "from_text"]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")]
 
 
@@ -92,7 +92,9 @@ class Signature(_Data):
     patterns: list[str] = Field(min_length=1)
     since: Version | None = None
     until: Version | None = None
-    cc_below: Cc | None = Field(default=None, description="applies only on GPUs below this compute capability")
+    cc_below: Cc | None = Field(default=None, description="does not apply on GPUs at or above this compute capability")
+    cc_required: bool = Field(default=False, description="applies only when the text shows the GPU (a pattern too "
+                                                         "general to stand alone, such as a kernel library's name)")
     fixes: dict[str, list[Fix]] = Field(min_length=1, description="per engine id, in the order to try them")
     explains: list[str] = Field(default_factory=list, description="ontology techniques that say why and what it costs")
     source: Url

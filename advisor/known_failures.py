@@ -35,9 +35,9 @@ def _applies(sig: Signature, file_engine: str | None, rec: Recognised) -> bool:
         return False
     if rec.engine == file_engine and not sig.covers(rec.version):
         return False
-    if sig.cc_below is not None:
-        return rec.compute_capability is not None and not at_least(rec.compute_capability, sig.cc_below)
-    return True
+    if rec.compute_capability is None:
+        return not sig.cc_required
+    return sig.cc_below is None or not at_least(rec.compute_capability, sig.cc_below)
 
 
 def match(text: str) -> tuple[Recognised, list[Match]]:

@@ -188,11 +188,18 @@ def _softcap_release(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineP
     return softcap.xformers_since, f"the XFormers backend implements soft-capping from {eng.name} {softcap.xformers_since}"
 
 
+def _from_text(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    """The value the message itself names (vLLM names the faster kernel it would pick)."""
+    value = g.get(fix.args[0]) if fix.args else None
+    return (value, f"the message names {value}") if value else (None, None)
+
+
 _RULES: dict[str, Callable[..., tuple[str | None, str | None]]] = {
     "at_most": _at_most, "at_least": _at_least, "sum_at_least": _sum_at_least, "below": _below, "divisor": _divisor,
     "memory_shortfall": _memory_shortfall, "free_fraction": _free_fraction, "kv_shortfall": _kv_shortfall,
     "dtype_for_gpu": _dtype_for_gpu, "quantization_for_gpu": _quantization_for_gpu,
     "kv_dtype_for_gpu": _kv_dtype_for_gpu, "model_support": _model_support, "softcap_release": _softcap_release,
+    "from_text": _from_text,
 }
 
 

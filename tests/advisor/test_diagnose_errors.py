@@ -56,6 +56,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory "
         "utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
         ("vllm", "--gpu-memory-utilization", "lower")),
+    "vllm-marlin-kernel-available": (
+        "WARNING awq_marlin.py:97] Detected that the model can run with awq_marlin, however you specified "
+        "quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference",
+        ("vllm", "--quantization", "set")),
     "sglang-not-enough-memory-for-kv-pool": (
         "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         ("sglang", "--mem-fraction-static", "raise")),
@@ -172,6 +176,17 @@ def test_a_quantization_the_gpu_lacks_is_replaced_by_one_the_profile_has_kernels
     quant = next(a for a in actions if a["flag"] == "--quantization")
     assert quant["value"] != "awq"
     assert at_least("7.0", profiles.profile("vllm").quantization[quant["value"]].min_cc)
+
+
+def test_the_marlin_kernel_the_message_names_is_the_value_to_set():
+    _, actions = _actions(EXAMPLES["vllm-marlin-kernel-available"][0])
+    assert next(a for a in actions if a["flag"] == "--quantization")["value"] == "awq_marlin"
+
+
+def test_a_gpu_independent_pattern_applies_without_a_gpu_but_not_on_a_gpu_that_has_the_kernels():
+    fmha = "[TensorRT-LLM][ERROR] Assertion failed: Unsupported architecture (cpp/tensorrt_llm/kernels/fmhaRunner.cpp:87)"
+    assert "trtllm-fmha-unsupported-architecture" in _actions(fmha)[0]
+    assert "trtllm-fmha-unsupported-architecture" not in _actions(f"NVIDIA H100 80GB HBM3 {fmha}")[0]
 
 
 def test_tensor_parallel_size_is_the_largest_divisor_of_the_heads_that_fits_the_gpus():
