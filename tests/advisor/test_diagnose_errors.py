@@ -280,3 +280,16 @@ def test_the_api_returns_the_fix_fields_for_a_pasted_error():
     action = response.json()["findings"][0]["actions"][0]
     assert (action["flag"], action["direction"], action["value"]) == ("--max-batch-prefill-tokens", "lower", "2048")
     assert {"arithmetic", "source", "why", "since", "engine"} <= set(action)
+
+
+@pytest.mark.django_db
+def test_the_command_prints_the_fix_with_its_number_before_anything_else():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("diagnose", EXAMPLES["vllm-kv-cache-below-max-model-len"][0], stdout=out)
+    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    assert lines[0].startswith("recognised: vllm")
+    assert lines[1].startswith("1. ") and lines[2].strip() == "fix: vllm: lower --max-model-len 3664"
