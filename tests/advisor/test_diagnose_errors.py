@@ -293,3 +293,14 @@ def test_the_command_prints_the_fix_with_its_number_before_anything_else():
     lines = [line for line in out.getvalue().splitlines() if line.strip()]
     assert lines[0].startswith("recognised: vllm")
     assert lines[1].startswith("1. ") and lines[2].strip() == "fix: vllm: lower --max-model-len 3664"
+
+
+@pytest.mark.django_db
+def test_the_page_shows_the_fix_and_its_number_before_the_source_and_the_literature():
+    from django.template.loader import render_to_string
+
+    text = EXAMPLES["vllm-kv-cache-below-max-model-len"][0]
+    html = render_to_string("frontend/diagnose.html", {"q": text, "result": diagnose(text), "max_chars": 2000})
+    fix, source = html.index("--max-model-len 3664"), html.index("Where the message comes from")
+    assert fix < source and "4096 / 3664 = 1.12x" in html
+    assert "What papers measured" not in html or source < html.index("What papers measured")
