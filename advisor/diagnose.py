@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from django.apps import apps
 
-from advisor import known_failures, profiles
+from advisor import known_failures, named_fixes, profiles
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
@@ -190,6 +190,19 @@ def _failure_finding(m: known_failures.Match, rec: Recognised, issues: list[dict
             "reports": known_failures.reports_for(sig, issues)[:REPORTS_PER_FINDING]}
 
 
+def _named_finding(query: str, rec: Recognised, failures: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The settings the message itself asks to change (advisor.named_fixes), less those a recognised
+    failure already answers; None when it names none."""
+    given = {(a["engine"], a["flag"], a["direction"]) for f in failures for a in f["actions"]}
+    actions = [a for a in named_fixes.actions(query, rec) if (a["engine"], a["flag"], a["direction"]) not in given]
+    if not actions:
+        return None
+    return {"kind": "named_fix", "technique": None, "signature": None, "title": "The message names its own fix",
+            "why": "The error text asks for these settings itself; they are spelt as the recognised engine and "
+                   "release spell them.", "actions": actions, "evidence": [], "source": None, "numbers": {},
+            "reports": []}
+
+
 def _missing(rec: Recognised, answered: bool) -> list[str]:
     """The details that would sharpen the answer, in the order to ask for them."""
     missing = []
@@ -219,11 +232,15 @@ def diagnose(text: str) -> dict[str, Any]:
     issues = _issues()
     rec, matches = known_failures.match(query)
     failures = [_failure_finding(m, rec, issues) for m in matches[:MAX_FINDINGS]]
+    # What the message asks for itself ranks right after the best catalogued failure, or first.
+    named = _named_finding(query, rec, failures)
+    if named is not None:
+        failures = (failures[:1] + [named] + failures[1:])[:MAX_FINDINGS]
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = bool(matches) and (looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids()
-                                                                 for m in matches))
+    fix_first = named is not None or bool(matches) and (
+        looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures
         explained = [n for m in matches for n in m.signature.explains if n in techniques()]
@@ -238,7 +255,7 @@ def diagnose(text: str) -> dict[str, Any]:
             findings.append(_technique_finding(vector, spec.name, f"{spec.description} It is known for: {ranked['symptom']}.",
                                                ranked["symptom"], issues, rec.engine))
         findings += failures
-    missing = _missing(rec, bool(matches))
+    missing = _missing(rec, bool(failures))
     if findings:
         message = ""
     elif looks_like_a_log(query):

@@ -1,7 +1,8 @@
 """REST endpoint of diagnose: POST /api/diagnose with {"query": "symptom or error message"}.
 
 Thin DRF view over advisor.diagnose (a pasted engine error comes back fix first: findings of kind
-"known_failure" whose actions carry direction, value, arithmetic and source); bad input is answered 400 `{"error", "hint"}` by the API's
+"known_failure" whose actions carry direction, value, arithmetic and source, and "named_fix" for the
+settings the message itself asks to change); bad input is answered 400 `{"error", "hint"}` by the API's
 exception handler. Open to anonymous callers: it reads, writes nothing.
 """
 from __future__ import annotations

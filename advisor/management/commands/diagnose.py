@@ -39,7 +39,7 @@ class Command(BaseCommand):
             self.stdout.write(result["message"])
             return
         for n, finding in enumerate(result["findings"], start=1):
-            if finding["kind"] == "known_failure":
+            if finding["kind"] in ("known_failure", "named_fix"):
                 self._failure(n, finding)
                 continue
             self.stdout.write(f"{n}. {finding['title']} ({finding['technique']})\n   {finding['why']}")
@@ -54,15 +54,16 @@ class Command(BaseCommand):
 
     def _failure(self, n: int, finding: dict[str, Any]) -> None:
         """A recognised failure: each fix (flag, value, arithmetic, why, source), then where the message lives."""
-        self.stdout.write(f"{n}. {finding['title']} [{finding['signature']}]")
+        self.stdout.write(f"{n}. {finding['title']}" + (f" [{finding['signature']}]" if finding["signature"] else ""))
         for a in finding["actions"]:
             value = f" {a['value']}" if a["value"] and a["direction"] != "upgrade" and "=" not in a["flag"] else ""
             target = f" to {a['value']} or later" if a["direction"] == "upgrade" and a["value"] else ""
             self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{target}")
             if a["arithmetic"]:
                 self.stdout.write(f"        {a['arithmetic']}")
-            self.stdout.write(f"        why: {a['why']} (source {a['source']})")
-        self.stdout.write(f"   message source: {finding['source']['url']}")
+            self.stdout.write(f"        why: {a['why']}" + (f" (source {a['source']})" if a["source"] else ""))
+        if finding["source"]:
+            self.stdout.write(f"   message source: {finding['source']['url']}")
         self._reports(finding)
 
     def _reports(self, finding: dict[str, Any]) -> None:
