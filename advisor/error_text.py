@@ -14,15 +14,29 @@ from dataclasses import dataclass, field
 from advisor.catalog import Gpu, resolve_gpu
 from ontology.gpus import vocabulary as gpu_vocabulary
 
-# Words and identifiers only one engine's logs, tracebacks or flags contain (checked in this order).
-_ENGINE_MARKERS: tuple[tuple[str, str], ...] = (
-    ("tensorrt-llm", r"tensorrt[-_ ]?llm|trtllm|\[TRT-LLM\]|trt_engines?|fmhaRunner"),
-    ("sglang", r"\bsglang\b|mem[-_]fraction[-_]static|launch_server|sgl[-_]kernel"),
-    ("tgi", r"text[-_]generation[-_](?:inference|launcher|server)|\bTGI\b|max[-_]batch[-_](?:prefill|total)[-_]tokens"
-            r"|Warmup\(Generation|text_generation_server"),
-    ("llama.cpp", r"llama\.cpp|llama[-_](?:server|cli|cpp)|llama_(?:model|new_context|kv_cache|init)|\bggml|\bgguf\b|--ctx-size"),
-    ("vllm", r"\bvllm\b|gpu_memory_utilization|max_model_len|EngineCore|RayWorkerVllm|VllmWorker|enforce[-_]eager"
-             r"|PreemptionMode|max_num_batched_tokens"),
+# Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
+# its launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and
+# file formats it is known by, which other engines' logs can mention too ("weak": a vLLM log loading a
+# GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
+_ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
+    ("tensorrt-llm",
+     r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner",
+     r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction"),
+    ("sglang",
+     r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+\]",
+     r"mem[-_]fraction[-_]static|--context-length|--disable-cuda-graph|--chunked-prefill-size|--max-running-requests"),
+    ("tgi",
+     r"text[-_]generation[-_](?:inference|launcher|server|router|benchmark)|\bTGI\b|shard[-_]manager|Warmup\(Generation",
+     r"max[-_]batch[-_](?:prefill|total)[-_]tokens|--num-shard|--max-input-(?:length|tokens)|--max-total-tokens"
+     r"|--cuda-memory-fraction"),
+    ("llama.cpp",
+     r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
+     r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b",
+     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn"),
+    ("vllm",
+     r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+",
+     r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
+     r"|--gpu-memory-utilization|max_num_seqs"),
 )
 _VERSION = r"v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d*)?)"
 _ENGINE_VERSION: dict[str, tuple[str, ...]] = {
@@ -63,11 +77,13 @@ class Recognised:
 
 
 def engine_of(text: str) -> str | None:
-    """The engine whose own names appear in the text, the most specific marker first."""
-    for engine, marker in _ENGINE_MARKERS:
-        if re.search(marker, text, re.IGNORECASE):
-            return engine
-    return None
+    """The engine with the most of its own names in the text (strong evidence first, see _ENGINE_MARKERS)."""
+    scores = []
+    for order, (engine, strong, weak) in enumerate(_ENGINE_MARKERS):
+        hits = (len(re.findall(strong, text, re.IGNORECASE)), len(re.findall(weak, text, re.IGNORECASE)))
+        if any(hits):
+            scores.append((hits, -order, engine))
+    return max(scores)[2] if scores else None
 
 
 def _version(engine: str | None, text: str) -> str | None:
