@@ -135,6 +135,28 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "flash-attention-needs-ampere": (
         "text-generation-launcher RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
         ("tgi", "USE_FLASH_ATTENTION=False", "set")),
+    "vllm-max-model-len-over-derived": (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig Value error, User-specified "
+        "max_model_len (65536) is greater than the derived max_model_len (max_position_embeddings=32768.0 or "
+        "model_max_length=None in model's config.json). To allow overriding this maximum, set the env var "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", ("vllm", "--max-model-len", "lower")),
+    "vllm-more-gpus-than-available": (
+        "WARNING 02-02 19:54:20 ray_utils.py:315] The number of required GPUs exceeds the total number of available "
+        "GPUs in the placement group.", ("vllm", "--tensor-parallel-size", "lower")),
+    "chat-template-missing": (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'As of transformers v4.44, default chat "
+        "template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.' vllm",
+        ("vllm", "--chat-template", "set")),
+    "trust-remote-code-required": (
+        "sglang ValueError: Loading moonshotai/Kimi-K2.5 requires you to execute the configuration file in that repo on "
+        "your local machine. Make sure you have read the code there to avoid malicious use, then set the option "
+        "`trust_remote_code=True` to remove this error.", ("sglang", "--trust-remote-code", "set")),
+    "tgi-prefill-tokens-below-max-input": (
+        "Error: ArgumentValidation(\"`max_batch_prefill_tokens` must be >= `max_input_tokens`. Given: 4096 and 8191\")",
+        ("tgi", "--max-batch-prefill-tokens", "raise")),
+    "llamacpp-context-below-training": (
+        "llama_new_context_with_model: n_ctx_per_seq (4096) < n_ctx_train (131072) -- the full capacity of the model "
+        "will not be utilized", ("llama.cpp", "--ctx-size", "raise")),
 }
 
 
@@ -161,6 +183,18 @@ def test_the_issue_example_sets_max_model_len_to_what_the_kv_cache_holds_and_sho
     assert lower["value"] == "3664" and "4096" in lower["arithmetic"]
     raise_ = next(a for a in actions if a["flag"] == "--gpu-memory-utilization")
     assert raise_["direction"] == "raise" and "4096 / 3664 = 1.12x" in raise_["arithmetic"]
+
+
+def test_a_context_beyond_the_models_config_is_capped_at_the_length_the_config_derives():
+    _, actions = _actions(EXAMPLES["vllm-max-model-len-over-derived"][0])
+    assert [(a["flag"], a["value"]) for a in actions][:2] == [("--max-model-len", "32768"),
+                                                              ("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "1")]
+
+
+def test_the_prefill_budget_is_raised_to_the_longest_input_the_launcher_names():
+    _, actions = _actions(EXAMPLES["tgi-prefill-tokens-below-max-input"][0])
+    assert [(a["flag"], a["direction"], a["value"]) for a in actions] == [
+        ("--max-batch-prefill-tokens", "raise", "8191"), ("--max-input-tokens", "lower", "4096")]
 
 
 def test_the_dtype_fix_comes_from_the_engine_profile_for_the_gpus_compute_capability():
