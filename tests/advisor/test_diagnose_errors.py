@@ -157,6 +157,12 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-context-below-training": (
         "llama_new_context_with_model: n_ctx_per_seq (4096) < n_ctx_train (131072) -- the full capacity of the model "
         "will not be utilized", ("llama.cpp", "--ctx-size", "raise")),
+    "sglang-kv-pool-full-retract": (
+        "[2024-11-05 16:06:07 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: "
+        "0.0980 -> 0.3487", ("sglang", "--mem-fraction-static", "raise")),
+    "trtllm-prompt-beyond-max-seq-len": (
+        "ValueError: Deduced max_tokens -12 is less than 0, becauseprompt length 8200 plus query length 0 is larger than "
+        "max_seq_len 8188", ("tensorrt-llm", "--max_seq_len", "raise")),
 }
 
 
