@@ -95,6 +95,27 @@ def _direction(text: str, start: int) -> str | None:
     return next(d for d, _ in _DIRECTIONS if last.group(d))
 
 
+# A comparison after a setting: "max_num_batched_tokens (2048) is smaller than max_model_len" states what went
+# wrong (raise the smaller side), "`max_model_len` must be >= ..." or "is no smaller than" what is required.
+_REQUIRE = r"(?:(?P<modal>must|should|needs? to|has to|have to)\s+)?(?:be|is|are)\s+(?:(?P<neg>no|not)\s+)?"
+_CMP = r"(?P<cmp>>=|<=|>|<|greater|larger|bigger|higher|more|at least|smaller|less|lower|fewer|at most)"
+_LEFT = re.compile(r"^[`'\"]?\s*(?:\(\s*[\d.,]+\s*\)\s*)?" + _REQUIRE + _CMP, re.IGNORECASE)
+_RIGHT = re.compile(_REQUIRE + _CMP + r"(?:\s+than)?(?:\s+or\s+equal\s+to)?\s*[`'\"]?$", re.IGNORECASE)
+_BIG = frozenset((">=", ">", "greater", "larger", "bigger", "higher", "more", "at least"))
+
+
+def _compared(text: str, found: re.Match[str]) -> str | None:
+    """The direction a comparison gives the setting: as its left side, or (opposite) as its right side."""
+    for side, match in ((1, _LEFT.match(text[found.end():found.end() + 60])),
+                        (-1, _RIGHT.search(text[max(0, found.start() - 60):found.start()]))):
+        if match is None:
+            continue
+        big = (match.group("cmp").lower() in _BIG) != bool(match.group("neg"))
+        wanted_big = big if (match.group("modal") or match.group("neg")) else not big
+        return "raise" if wanted_big == (side == 1) else "lower"
+    return None
+
+
 _SWITCH = ("disable", "enable", "enforce", "use_")
 
 
@@ -134,7 +155,7 @@ def named(text: str, engine: str | None) -> list[Named]:
     out: list[Named] = []
     seen: set[tuple[str | None, str]] = set()
     for found in _mention().finditer(text):
-        direction = _direction(text, found.start())
+        direction = _direction(text, found.start()) or _compared(text, found)
         norm = profiles.flag_key(found.group("name")).lower()
         resolved = _resolve(norm, engine)
         if direction is None or resolved is None or not _as_setting(found, norm, text):

@@ -38,6 +38,19 @@ def test_each_setting_takes_the_direction_of_its_own_verb_not_of_a_comparison():
     assert _asked(VLLM_BUDGET, "vllm") == [("vllm", "max_num_batched_tokens", "raise"), ("vllm", "max_model_len", "lower")]
 
 
+def test_a_stated_comparison_raises_the_smaller_side_and_a_requirement_points_where_it_says():
+    # vllm/config.py SchedulerConfig (v0.6): the same check stated without its advice sentence.
+    assert _asked("ValueError: max_num_batched_tokens (2048) is smaller than max_model_len (8192).", "vllm") == [
+        ("vllm", "max_num_batched_tokens", "raise"), ("vllm", "max_model_len", "lower")]
+    # vllm/engine/llm_engine.py (v0.6): "Make sure that `max_model_len` is no smaller than the number of text tokens."
+    assert _asked("The decoder prompt (length 44) is longer than the maximum model length of 16. Make sure that "
+                  "`max_model_len` is no smaller than the number of text tokens.", "vllm") == [
+        ("vllm", "max_model_len", "raise")]
+    # TGI launcher/src/main.rs (v2): a requirement between two launcher options.
+    assert _asked("`max_batch_prefill_tokens` must be >= `max_input_tokens`. Given: 4096 and 8191", "tgi") == [
+        ("tgi", "max_batch_prefill_tokens", "raise"), ("tgi", "max_input_length", "lower")]
+
+
 def test_a_verb_governs_every_setting_joined_to_it_by_or():
     assert _asked(VLLM_PREEMPTED, "vllm") == [("vllm", "gpu_memory_utilization", "raise"),
                                                ("vllm", "tensor_parallel_size", "raise")]
