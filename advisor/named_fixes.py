@@ -77,7 +77,7 @@ def _mention() -> re.Pattern[str]:
     """Any spelling of any profile flag, as a whole token (longest first so "--cache-type-k" is not "-k")."""
     forms: set[str] = set()
     for norm in _spellings():
-        forms.add(re.escape(norm).replace("_", "[-_]"))
+        forms.add(re.escape(norm).replace("_", "[-_ ]"))
     body = "|".join(sorted(forms, key=len, reverse=True))
     return re.compile(rf"(?<![\w-])-{{0,2}}(?P<name>{body})(?![\w-])(?:\s*=\s*(?P<value>{_VALUE}))?", re.IGNORECASE)
 
@@ -156,7 +156,7 @@ def named(text: str, engine: str | None) -> list[Named]:
     seen: set[tuple[str | None, str]] = set()
     for found in _mention().finditer(text):
         direction = _direction(text, found.start()) or _compared(text, found)
-        norm = profiles.flag_key(found.group("name")).lower()
+        norm = profiles.flag_key(found.group("name")).lower().replace(" ", "_")
         resolved = _resolve(norm, engine)
         if direction is None or resolved is None or not _as_setting(found, norm, text):
             continue

@@ -51,6 +51,13 @@ def test_a_stated_comparison_raises_the_smaller_side_and_a_requirement_points_wh
         ("tgi", "max_batch_prefill_tokens", "raise"), ("tgi", "max_input_length", "lower")]
 
 
+def test_a_setting_written_in_words_is_read_like_its_flag():
+    # vllm/worker/worker.py (v0.6.4): the start-up memory check.
+    text = ("ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory "
+            "utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.")
+    assert _asked(text, "vllm") == [("vllm", "gpu_memory_utilization", "lower")]
+
+
 def test_a_verb_governs_every_setting_joined_to_it_by_or():
     assert _asked(VLLM_PREEMPTED, "vllm") == [("vllm", "gpu_memory_utilization", "raise"),
                                                ("vllm", "tensor_parallel_size", "raise")]
