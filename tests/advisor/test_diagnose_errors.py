@@ -163,6 +163,13 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "trtllm-prompt-beyond-max-seq-len": (
         "ValueError: Deduced max_tokens -12 is less than 0, becauseprompt length 8200 plus query length 0 is larger than "
         "max_seq_len 8188", ("tensorrt-llm", "--max_seq_len", "raise")),
+    "quantization-differs-from-model-config": (
+        "ValueError: Quantization method specified in the model config (gptq) does not match the quantization method "
+        "specified in the `quantization` argument (gptq_marlin). vllm 0.5.4", ("vllm", "--quantization", "set")),
+    "vllm-dtype-unsupported-by-quantization": (
+        'File "/work/vllm-github/vllm/model_executor/model_loader.py", line 84, in get_model raise ValueError( '
+        "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
+        ("vllm", "--dtype", "set")),
 }
 
 
@@ -195,6 +202,13 @@ def test_a_context_beyond_the_models_config_is_capped_at_the_length_the_config_d
     _, actions = _actions(EXAMPLES["vllm-max-model-len-over-derived"][0])
     assert [(a["flag"], a["value"]) for a in actions][:2] == [("--max-model-len", "32768"),
                                                               ("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "1")]
+
+
+def test_a_value_the_message_names_is_the_one_to_set():
+    _, actions = _actions(EXAMPLES["vllm-dtype-unsupported-by-quantization"][0])
+    assert (actions[0]["flag"], actions[0]["value"]) == ("--dtype", "float16")
+    _, actions = _actions(EXAMPLES["quantization-differs-from-model-config"][0])
+    assert (actions[0]["flag"], actions[0]["value"]) == ("--quantization", "gptq")
 
 
 def test_the_prefill_budget_is_raised_to_the_longest_input_the_launcher_names():
