@@ -170,6 +170,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         'File "/work/vllm-github/vllm/model_executor/model_loader.py", line 84, in get_model raise ValueError( '
         "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
         ("vllm", "--dtype", "set")),
+    "cuda-graph-capture-unsupported-operation": (
+        "File \"/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py\", line 1426, in capture_model "
+        "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        ("vllm", "--enforce-eager", "set")),
 }
 
 
