@@ -140,7 +140,12 @@ def _resolve(norm: str, engine: str | None) -> tuple[str, str] | None:
         key = next((k for k in sorted(keys) if k in eng.flags), None)
         return (engine, key) if key else None
     engines = {e for e, _ in pairs}
-    return pairs[0] if len(engines) == 1 else None
+    if len(engines) == 1:
+        return pairs[0]
+    # Several engines share the key; the one that also spells its flag this way wrote the message.
+    own = [(e, k) for e, k in pairs if any(profiles.flag_key(n.name).lower() == norm
+                                           for n in profiles.profile(e).flags[k])]
+    return own[0] if len({e for e, _ in own}) == 1 else None
 
 
 def _as_setting(found: re.Match[str], norm: str, text: str) -> bool:

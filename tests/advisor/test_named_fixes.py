@@ -71,6 +71,11 @@ def test_an_engine_flag_names_its_engine_when_the_text_names_none():
     assert _asked(SGLANG_POOL, None) == [("sglang", "gpu_memory_utilization", "raise")]
 
 
+def test_a_key_several_engines_share_goes_to_the_engine_that_spells_its_flag_so():
+    text = "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    assert _asked(text, None) == [("vllm", "gpu_memory_utilization", "raise"), ("vllm", "max_model_len", "lower")]
+
+
 def test_another_engines_option_name_is_answered_with_the_recognised_engines_flag():
     flags = [(a["flag"], a["direction"]) for a in actions(VLLM_PREEMPTED, recognise("sglang " + VLLM_PREEMPTED))]
     assert flags == [("--mem-fraction-static", "raise"), ("--tp", "raise")]
