@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR := $(or $(INFRAWIKI_DATA_DIR),.infrawiki)
 PROCFILE ?= Procfile
 
-.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-perf-accuracy bench-extraction bench-diagnose stop clean
+.PHONY: run test lint bench bench-parse bench-inference bench-advisor bench-memory bench-search bench-search-quality bench-api bench-calibrate bench-perf-accuracy bench-extraction bench-diagnose bench-diagnose-errors stop clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ bench-api: $(STAMP)
 # minutes: ingests ../shared/corpus/pdfs into a throw-away database, then diagnose's dev and held-out hit rates
 bench-diagnose: $(STAMP)
 	$(PY) -m benchmarks.diagnose
+
+# seconds: pasted errors from real issue threads (dev and validation splits), top-3 findings name a resolving flag
+bench-diagnose-errors: $(STAMP)
+	$(PY) -m benchmarks.diagnose --errors
 
 # minutes: our engine against the advisor's performance model (not part of `make bench`)
 bench-calibrate: $(STAMP)

@@ -8,6 +8,12 @@ techniques the facts that hybrid search finds for the text are linked to. Each f
 linked facts nearest to the text (one per paper), the flags engines ship it under (advisor.profiles),
 and the repository issues whose titles speak of it. Text that matches no symptom and no technique is
 answered as such, never with the nearest unrelated technique.
+
+A pasted error is recognised first (advisor.known_failures: the engine's own error strings, per
+release): those findings come first and carry the fix — the flag as the engine and release spell
+it, the number to set with its arithmetic, the source of the string. Techniques follow only where the
+failure's catalog entry names them (they explain why and what the fix costs); a log the catalog does
+not know gets techniques only on its own words, and the answer says which detail would help.
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ from typing import Any
 import numpy as np
 from django.apps import apps
 
-from advisor import profiles
+from advisor import known_failures, named_fixes, profiles
+from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
 from ontology.techniques import TechniqueSpec, techniques, techniques_in_text
@@ -94,8 +101,11 @@ def _fact_votes(query: str) -> dict[str, float]:
     return {name: v / top for name, v in votes.items()} if top else {}
 
 
-def rank_techniques(query: str) -> list[dict[str, Any]]:
-    """Techniques for the text, best first: name, score, similarity, symptom (the listed one it matches best)."""
+def rank_techniques(query: str, strict: bool = False) -> list[dict[str, Any]]:
+    """Techniques for the text, best first: name, score, similarity, symptom (the listed one it matches best).
+
+    `strict` (a pasted log the failure catalog does not know): only techniques the text names or whose
+    listed symptom it mostly shares words with; embedding closeness alone says little about a traceback."""
     names, texts, matrix = _symptom_table()
     sims = matrix @ ontology_selectors.text_embeddings([query])[0]
     words = content_words(query)
@@ -108,6 +118,8 @@ def rank_techniques(query: str) -> list[dict[str, Any]]:
         similarity = float(sims[best_row])
         lexical, symptom = _lexical(words, spec)
         if similarity < MIN_SIMILARITY and lexical < 0.5 and name not in named:
+            continue
+        if strict and lexical < 0.5 and name not in named:
             continue
         score = similarity + 0.5 * lexical + 0.3 * (name in named) + 0.3 * votes.get(name, 0.0)
         ranked.append({"name": name, "score": round(score, 4), "similarity": round(similarity, 4),
@@ -135,24 +147,80 @@ def _evidence(vector: np.ndarray, name: str) -> list[dict[str, Any]]:
 
 
 def _actions(name: str) -> list[dict[str, Any]]:
-    return [{"engine": f.engine, "flag": f.flag, "since": f.since} for f in profiles.technique_flags(name)]
+    """The engines' switches for a technique; `direction` "set": each flag turns the technique on."""
+    return [{"engine": f.engine, "flag": f.flag, "since": f.since, "direction": "set", "source": f.source}
+            for f in profiles.technique_flags(name)]
 
 
-def _reports(name: str, symptom: str) -> list[dict[str, str]]:
-    """Issues of crawled repositories whose titles use the technique's words or two words of its matched symptom."""
+def _issues() -> list[dict[str, str]]:
+    """Every production signal of the crawled repositories: repo, issue URL, title."""
     code_repo = apps.get_model("papers", "CodeRepo")
-    found = []
-    for full_name, signals in code_repo.objects.exclude(production_signals=[]).values_list("full_name",
-                                                                                            "production_signals"):
-        for signal in signals or []:
-            title = signal.get("title") or ""
-            if name in techniques_in_text(title) or len(content_words(symptom) & content_words(title)) >= 2:
-                found.append({"repo": full_name, "issue": signal.get("url", ""), "title": title})
+    return [{"repo": full_name, "issue": signal.get("url", ""), "title": signal.get("title") or ""}
+            for full_name, signals in code_repo.objects.exclude(production_signals=[]).values_list(
+                "full_name", "production_signals")
+            for signal in signals or []]
+
+
+def _reports(name: str, symptom: str, issues: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Issues of crawled repositories whose titles use the technique's words or two words of its matched symptom."""
+    found = [i for i in issues if name in techniques_in_text(i["title"])
+             or len(content_words(symptom) & content_words(i["title"])) >= 2]
     return found[:REPORTS_PER_FINDING]
 
 
+def _technique_finding(vector: np.ndarray, name: str, why: str, symptom: str,
+                       issues: list[dict[str, str]], engine: str | None = None) -> dict[str, Any]:
+    """A technique with its switches (only the named engine's when the text names one), evidence and reports."""
+    spec = techniques()[name]
+    actions = [a for a in _actions(spec.name) if engine is None or a["engine"] == engine]
+    return {"kind": "technique", "technique": spec.name, "title": spec.title, "why": why,
+            "actions": actions, "evidence": _evidence(vector, spec.name),
+            "reports": _reports(spec.name, symptom, issues)}
+
+
+def _failure_finding(m: known_failures.Match, rec: Recognised, issues: list[dict[str, str]]) -> dict[str, Any]:
+    """A recognised failure: its fixes (flag, value, arithmetic, source) first, then where its string lives."""
+    sig = m.signature
+    where = f" ({m.engine})" if m.engine else ""
+    return {"kind": "known_failure", "technique": None, "signature": sig.id, "title": f"{sig.title}{where}",
+            "why": f"This is a known {sig.kind} failure; the fixes below are ordered as to try them.",
+            "actions": known_failures.actions(m, rec), "evidence": [],
+            "source": {"url": sig.source, "quote": sig.quote, "seen_in": [s.model_dump() for s in sig.seen_in]},
+            "numbers": known_failures.numbers(m),
+            "reports": known_failures.reports_for(sig, issues)[:REPORTS_PER_FINDING]}
+
+
+def _named_finding(query: str, rec: Recognised, failures: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The settings the message itself asks to change (advisor.named_fixes), less those a recognised
+    failure already answers; None when it names none."""
+    given = {(a["engine"], a["flag"], a["direction"]) for f in failures for a in f["actions"]}
+    actions = [a for a in named_fixes.actions(query, rec) if (a["engine"], a["flag"], a["direction"]) not in given]
+    if not actions:
+        return None
+    return {"kind": "named_fix", "technique": None, "signature": None, "title": "The message names its own fix",
+            "why": "The error text asks for these settings itself; they are spelt as the recognised engine and "
+                   "release spell them.", "actions": actions, "evidence": [], "source": None, "numbers": {},
+            "reports": []}
+
+
+def _missing(rec: Recognised, answered: bool) -> list[str]:
+    """The details that would sharpen the answer, in the order to ask for them."""
+    missing = []
+    if rec.engine is None:
+        missing.append("the engine (vLLM, SGLang, TGI, TensorRT-LLM or llama.cpp)")
+    if rec.version is None:
+        missing.append("the engine version")
+    if rec.compute_capability is None:
+        missing.append("the GPU model")
+    if not answered:
+        missing.append("the full error (the last lines of the traceback)")
+    return missing
+
+
 def diagnose(text: str) -> dict[str, Any]:
-    """`{"query", "findings": [{"technique", "title", "why", "actions", "evidence", "reports"}], "answered", "message"}`."""
+    """`{"query", "findings": [{"kind", "technique", "title", "why", "actions", "evidence", "reports", ...}],
+    "answered", "message", "recognised", "missing"}`: known failures first (their findings add `signature`,
+    `source` and `numbers`; their actions `direction`, `value`, `arithmetic`, `why`, `source`)."""
     if not isinstance(text, str) or not text.strip():
         raise DiagnoseInputError("describe the symptom or paste the error message",
                                  'e.g. diagnose "CUDA out of memory with many concurrent requests"')
@@ -161,16 +229,42 @@ def diagnose(text: str) -> dict[str, Any]:
         raise DiagnoseInputError(f"the text is {len(query)} characters; at most {MAX_QUERY_CHARS} are read",
                                  "paste the error line and a sentence about when it happens")
     vector = ontology_selectors.text_embeddings([query])[0]
-    findings = []
-    for ranked in rank_techniques(query):
-        spec = techniques()[ranked["name"]]
-        findings.append({
-            "technique": spec.name, "title": spec.title,
-            "why": f"{spec.description} It is known for: {ranked['symptom']}.",
-            "actions": _actions(spec.name), "evidence": _evidence(vector, spec.name),
-            "reports": _reports(spec.name, ranked["symptom"]),
-        })
-    message = "" if findings else ("This does not match any serving symptom or technique InfraWiki knows "
-                                   "(see /techniques/); describe what you observe while serving, e.g. latency, "
-                                   "memory or throughput, or paste the error message.")
-    return {"query": query, "findings": findings, "answered": bool(findings), "message": message}
+    issues = _issues()
+    rec, matches = known_failures.match(query)
+    failures = [_failure_finding(m, rec, issues) for m in matches[:MAX_FINDINGS]]
+    # What the message asks for itself ranks right after the best catalogued failure, or first.
+    named = _named_finding(query, rec, failures)
+    if named is not None:
+        failures = (failures[:1] + [named] + failures[1:])[:MAX_FINDINGS]
+    findings: list[dict[str, Any]] = []
+    # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
+    # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
+    fix_first = named is not None or bool(matches) and (
+        looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
+    if fix_first:
+        findings = failures
+        explained = [n for m in matches for n in m.signature.explains if n in techniques()]
+        for name in list(dict.fromkeys(explained))[: MAX_FINDINGS - len(findings)]:
+            spec = techniques()[name]
+            findings.append(_technique_finding(vector, name, f"{spec.description} Why it bears on this error: "
+                                               f"it addresses {spec.symptoms[0] if spec.symptoms else spec.title}.",
+                                               spec.symptoms[0] if spec.symptoms else spec.title, issues, rec.engine))
+    else:
+        for ranked in rank_techniques(query, strict=looks_like_a_log(query)):
+            spec = techniques()[ranked["name"]]
+            findings.append(_technique_finding(vector, spec.name, f"{spec.description} It is known for: {ranked['symptom']}.",
+                                               ranked["symptom"], issues, rec.engine))
+        findings += failures
+    missing = _missing(rec, bool(failures))
+    if findings:
+        message = ""
+    elif looks_like_a_log(query):
+        message = ("This error is not in InfraWiki's failure catalog and names no serving technique. "
+                   f"To narrow it down, send {', '.join(missing)}.")
+    else:
+        message = ("This does not match any serving symptom or technique InfraWiki knows "
+                   "(see /techniques/); describe what you observe while serving, e.g. latency, "
+                   "memory or throughput, or paste the error message.")
+    recognised = {**rec.as_dict(), "failures": [m.signature.id for m in matches]}
+    return {"query": query, "findings": findings, "answered": bool(findings), "message": message,
+            "recognised": recognised, "missing": missing}

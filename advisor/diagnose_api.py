@@ -1,6 +1,8 @@
 """REST endpoint of diagnose: POST /api/diagnose with {"query": "symptom or error message"}.
 
-Thin DRF view over advisor.diagnose; bad input is answered 400 `{"error", "hint"}` by the API's
+Thin DRF view over advisor.diagnose (a pasted engine error comes back fix first: findings of kind
+"known_failure" whose actions carry direction, value, arithmetic and source, and "named_fix" for the
+settings the message itself asks to change); bad input is answered 400 `{"error", "hint"}` by the API's
 exception handler. Open to anonymous callers: it reads, writes nothing.
 """
 from __future__ import annotations
@@ -29,7 +31,10 @@ class DiagnoseView(APIView):
 
     @extend_schema(tags=["advisor"], request=DiagnoseRequestSerializer,
                    responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
-                   examples=[OpenApiExample("OOM", value={"query": "CUDA out of memory with many concurrent requests"})])
+                   examples=[OpenApiExample("OOM", value={"query": "CUDA out of memory with many concurrent requests"}),
+                             OpenApiExample("pasted error", value={"query": (
+                                 "ValueError: The model's max seq len (4096) is larger than the maximum number of "
+                                 "tokens that can be stored in KV cache (3664).")})])
     def post(self, request: Request) -> Response:
         body = request.data if isinstance(request.data, dict) else None
         if body is None or not isinstance(body.get("query"), str):

@@ -13,7 +13,7 @@ from typing import Any
 
 from advisor.catalog import Gpu
 from advisor.model_specs import ModelSpec, quantized_checkpoints
-from advisor.profiles import EngineProfile, Quantization, Release
+from advisor.profiles import DtypeRule, EngineProfile, Quantization, Release
 from advisor.validation import Request
 from advisor.versions import at_least, at_most, vkey
 
@@ -265,6 +265,13 @@ def choose_version(eng: EngineProfile, req: Request, log: RuleLog) -> VersionCho
     return None
 
 
+def dtype_refusal(eng: EngineProfile, compute_capability: str, dtype: str) -> DtypeRule | None:
+    """The engine's rule that refuses `dtype` on a GPU of this compute capability, or None when it runs
+    (also None for a dtype the profile has no rule for). Diagnose asks it to answer a pasted dtype error."""
+    rule = eng.dtypes.get(dtype)
+    return None if rule is None or at_least(compute_capability, rule.min_cc) else rule
+
+
 def dtype_choices(eng: EngineProfile, gpu: Gpu, model: ModelSpec, flags: dict[str, Any], log: RuleLog) -> list[str]:
     """Activation/weight dtype: the checkpoint's own when the GPU supports it, else float16."""
     wanted = flags.get("dtype")
@@ -273,8 +280,8 @@ def dtype_choices(eng: EngineProfile, gpu: Gpu, model: ModelSpec, flags: dict[st
         fallback = True
     else:
         fallback = False
-    rule = eng.dtypes.get(str(wanted))
-    if rule is None or at_least(gpu.compute_capability, rule.min_cc):
+    rule = dtype_refusal(eng, gpu.compute_capability, str(wanted))
+    if rule is None:
         return [str(wanted)]
     log.reject(wanted if wanted != "bfloat16" else "bf16",
                f"{cc_text(gpu)} has no {wanted} support ({eng.name} needs compute capability >= {rule.min_cc})", rule.source)

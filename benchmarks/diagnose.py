@@ -1,4 +1,4 @@
-"""`python -m benchmarks.diagnose [--split dev|heldout|both] [--pack] [--reuse] [--keep]`: diagnose hit rate on symptom questions.
+"""`python -m benchmarks.diagnose [--split dev|heldout|both] [--pack] [--reuse] [--keep] [--errors]`: diagnose hit rate on symptom questions.
 
 Run by hand or `make bench-diagnose`. It builds a throw-away database, ingests every PDF of
 ../shared/corpus/pdfs (parse + rule extraction, no LLM, so the figure does not depend on a server)
@@ -8,6 +8,14 @@ a hit when an expected paper is cited by the evidence of the top 3 findings. The
 questions' unanswerable texts must come back with no findings. The stricter figure counts only the
 first quote of the first finding (a top-3 hit is easy on a corpus of a dozen papers). `--keep` then `--reuse` skips the
 ingest on a second run (about two minutes on a laptop CPU).
+
+`--errors` (make bench-diagnose-errors) asks instead each pasted error of tests/data/diagnose_errors.jsonl
+— real issue threads with a confirmed resolution, split by thread into dev and validation with a fixed
+seed (random.Random(29), 60/40 per engine) before any failure signature was written — and counts a hit
+when an action of the top 3 findings names a resolving flag (or upgrade) for the thread's engine in the
+resolving direction. Signatures were written from the dev threads and the engines' source only, but
+their author had read the validation threads too; the third split, "blind", was collected afterwards
+by someone who never read the catalog and is reported as its own row. It needs no knowledge loaded (seconds).
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ from benchmarks.database import throwaway_database
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = {"dev": ROOT / "tests" / "data" / "diagnose_dev.json",
           "heldout": ROOT / "tests" / "data" / "diagnose_heldout.json"}
+ERRORS = ROOT / "tests" / "data" / "diagnose_errors.jsonl"
 TOP = 3
 
 
@@ -77,6 +86,52 @@ def evaluate(split: str, verbose: bool) -> dict:
             "refused": refused}
 
 
+def error_cases(split: str) -> list[dict]:
+    """The pasted-error threads of one split ("dev", "validation" or "blind")."""
+    cases = [json.loads(line) for line in ERRORS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [c for c in cases if c["split"] == split]
+
+
+def _flag_name(flag: str | None) -> str:
+    """A flag or `ENV=value` as a comparable key ("--max-model-len", "max_model_len" -> "max_model_len")."""
+    from advisor.profiles import flag_key
+
+    return flag_key((flag or "").split("=")[0]).lower()
+
+
+def resolves(action: dict, fix: dict, engine: str) -> bool:
+    """True when an action names the thread's resolving fix: same engine, same flag (or an upgrade), same
+    direction; a fix that sets a value is also named by an action that raises or lowers that flag."""
+    if action.get("engine") != engine:
+        return False
+    if fix["direction"] == "upgrade":
+        return action.get("direction") == "upgrade"
+    if _flag_name(action.get("flag")) != _flag_name(fix["flag"]):
+        return False
+    return action.get("direction") == fix["direction"] or (
+        fix["direction"] == "set" and action.get("direction") in ("raise", "lower", "set"))
+
+
+def error_hit(result: dict, case: dict) -> bool:
+    actions = [a for f in result["findings"][:TOP] for a in f["actions"]]
+    return any(resolves(a, fix, case["engine"]) for a in actions for fix in case["fixes"])
+
+
+def evaluate_errors(split: str, verbose: bool) -> dict:
+    from advisor.diagnose import diagnose
+
+    cases = error_cases(split)
+    misses = []
+    for case in cases:
+        result = diagnose(case["error"])
+        if not error_hit(result, case):
+            misses.append(case)
+        if verbose:
+            print(f"  {'miss' if case in misses else 'HIT '} {case['engine']:<12} {case['url']} -> "
+                  f"{[(a['engine'], a['flag'], a.get('direction')) for f in result['findings'][:TOP] for a in f['actions']][:6]}")
+    return {"cases": len(cases), "hits": len(cases) - len(misses), "misses": [c["url"] for c in misses]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.diagnose", description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both")
@@ -86,7 +141,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting")
     parser.add_argument("--db-name", default="infrawiki_diagnose_bench")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each question's findings")
+    parser.add_argument("--errors", action="store_true", help="pasted errors from issue threads (dev, validation and blind)")
     args = parser.parse_args(argv)
+    if args.errors:
+        with throwaway_database(args.db_name, reuse=False, keep=False):
+            wanted = {"dev": ["dev"], "heldout": ["validation", "blind"],
+                      "both": ["dev", "validation", "blind"]}[args.split]
+            for split in wanted:
+                r = evaluate_errors(split, args.verbose)
+                print(f"{split}: a top-{TOP} finding names a resolving flag in the right direction in "
+                      f"{r['hits']}/{r['cases']} = {r['hits'] / r['cases']:.2f}; misses: {r['misses']}", flush=True)
+        return 0
     with throwaway_database(args.db_name, reuse=args.reuse, keep=args.keep):
         started = time.perf_counter()
         if args.pack and not args.reuse:

@@ -52,14 +52,15 @@ def test_an_out_of_memory_symptom_names_the_paged_kv_cache_with_evidence_flags_a
     assert top["evidence"][0]["paper"] == "2401.10001" and top["evidence"][0]["page"] in (4, 6)
     assert {r["issue"] for r in top["reports"]} >= {"https://github.com/vllm-project/vllm/issues/15942"}
     assert all(r["repo"] == "vllm-project/vllm" for r in top["reports"])
-    assert set(top) == {"technique", "title", "why", "actions", "evidence", "reports"}
+    assert set(top) == {"kind", "technique", "title", "why", "actions", "evidence", "reports"} and top["kind"] == "technique"
 
 
 def test_a_latency_symptom_names_chunked_prefill_with_each_engines_flag_and_release(knowledge):
     result = diagnose("decode latency spikes whenever a long prompt arrives")
     top = result["findings"][0]
     assert top["technique"] == "chunked_prefill"
-    assert {"engine": "vllm", "flag": "--enable-chunked-prefill", "since": "0.5.1"} in top["actions"]
+    assert {"engine": "vllm", "flag": "--enable-chunked-prefill", "since": "0.5.1", "direction": "set"}.items() <= next(
+        a for a in top["actions"] if a["engine"] == "vllm").items()
     assert top["evidence"][0]["paper"] == "2401.10002"
 
 

@@ -30,15 +30,42 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(result, indent=1, ensure_ascii=False))
             return
+        recognised = result["recognised"]
+        if recognised["engine"] or recognised["compute_capability"]:
+            setup = " ".join(str(v) for v in (recognised["engine"], recognised["version"], recognised["gpu"]) if v)
+            cc = f" (compute capability {recognised['compute_capability']})" if recognised["compute_capability"] else ""
+            self.stdout.write(f"recognised: {setup}{cc}")
         if not result["findings"]:
             self.stdout.write(result["message"])
             return
         for n, finding in enumerate(result["findings"], start=1):
+            if finding["kind"] in ("known_failure", "named_fix"):
+                self._failure(n, finding)
+                continue
             self.stdout.write(f"{n}. {finding['title']} ({finding['technique']})\n   {finding['why']}")
             for action in finding["actions"]:
                 since = f" (since {action['since']})" if action["since"] else ""
                 self.stdout.write(f"   try: {action['engine']} {action['flag']}{since}")
             for item in finding["evidence"]:
                 self.stdout.write(f"   arXiv:{item['paper']} p.{item['page']}: \"{item['quote']}\"")
-            for report in finding["reports"]:
-                self.stdout.write(f"   reported: {report['repo']} {report['issue']} — {report['title']}")
+            self._reports(finding)
+        if result["missing"]:
+            self.stdout.write(f"to sharpen this answer, add {', '.join(result['missing'])}")
+
+    def _failure(self, n: int, finding: dict[str, Any]) -> None:
+        """A recognised failure: each fix (flag, value, arithmetic, why, source), then where the message lives."""
+        self.stdout.write(f"{n}. {finding['title']}" + (f" [{finding['signature']}]" if finding["signature"] else ""))
+        for a in finding["actions"]:
+            value = f" {a['value']}" if a["value"] and a["direction"] != "upgrade" and "=" not in a["flag"] else ""
+            target = f" to {a['value']} or later" if a["direction"] == "upgrade" and a["value"] else ""
+            self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{target}")
+            if a["arithmetic"]:
+                self.stdout.write(f"        {a['arithmetic']}")
+            self.stdout.write(f"        why: {a['why']}" + (f" (source {a['source']})" if a["source"] else ""))
+        if finding["source"]:
+            self.stdout.write(f"   message source: {finding['source']['url']}")
+        self._reports(finding)
+
+    def _reports(self, finding: dict[str, Any]) -> None:
+        for report in finding["reports"]:
+            self.stdout.write(f"   reported: {report['repo']} {report['issue']} — {report['title']}")

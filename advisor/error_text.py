@@ -1,0 +1,138 @@
+"""What a pasted error or log states about the setup: engine and version, GPU and compute capability,
+the exception class, and whether it happened under tensor parallelism or during CUDA graph capture.
+
+Runs on every diagnose request before the failure catalog is searched. Only what the text itself
+says is read; nothing is guessed. The engine is recognised from its own names and the names its
+logs and flags use, the GPU through the one GPU vocabulary (ontology.gpus) and the advisor's GPU
+catalog, so a "Tesla V100-SXM2-32GB" in a traceback yields compute capability 7.0.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from advisor.catalog import Gpu, resolve_gpu
+from ontology.gpus import vocabulary as gpu_vocabulary
+
+# Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
+# its launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and
+# file formats it is known by, which other engines' logs can mention too ("weak": a vLLM log loading a
+# GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
+_ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
+    ("tensorrt-llm",
+     r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner",
+     r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction"),
+    ("sglang",
+     r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+\]",
+     r"mem[-_]fraction[-_]static|--context-length|--disable-cuda-graph|--chunked-prefill-size|--max-running-requests"),
+    ("tgi",
+     r"text[-_]generation[-_](?:inference|launcher|server|router|benchmark)|\bTGI\b|shard[-_]manager|Warmup\(Generation",
+     r"max[-_]batch[-_](?:prefill|total)[-_]tokens|--num-shard|--max-input-(?:length|tokens)|--max-total-tokens"
+     r"|--cuda-memory-fraction"),
+    ("llama.cpp",
+     r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
+     r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b",
+     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn"),
+    ("vllm",
+     r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+",
+     r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
+     r"|--gpu-memory-utilization|max_num_seqs"),
+)
+_VERSION = r"v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d*)?)"
+_ENGINE_VERSION: dict[str, tuple[str, ...]] = {
+    "vllm": (rf"\bvllm(?:==|\s+version\s+|\s+v|\s+|:\s*){_VERSION}", rf"LLM engine \({_VERSION}\)",
+             rf"vLLM API server version {_VERSION}"),
+    "sglang": (rf"\bsglang(?:==|:\s*|\s+version\s+|\s+v|\s+){_VERSION}",),
+    "tgi": (rf"text-generation-inference(?::|\s+v?|==){_VERSION}", rf"\btgi\s+`?{_VERSION}"),
+    "tensorrt-llm": (rf"TensorRT-LLM version:?\s*{_VERSION}", rf"tensorrt[-_]llm(?:==|\s+v?){_VERSION}", rf"trt-?llm\s+v?{_VERSION}"),
+    "llama.cpp": (r"\b(?:build|version):?\s*=?\s*(\d{3,5})\b", r"\b(b\d{3,5})\b"),
+}
+# The GPU's own capability, never the one an error says is needed ("at least 8.0").
+_CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\d)\b",
+       r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d)(\d)\b")
+_EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
+_TENSOR_PARALLEL = r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
+_CUDA_GRAPH = r"cuda ?graph|cudagraph|capturing|graph capture"
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """What the text says about the setup; None where it says nothing."""
+
+    engine: str | None = None
+    version: str | None = None
+    gpu: Gpu | None = None
+    gpu_text: str | None = None
+    compute_capability: str | None = None
+    exception: str | None = None
+    tensor_parallel: bool = False
+    cuda_graph: bool = False
+    numbers: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        """The recognised setup as the API reports it (`gpu` is the catalog name when known)."""
+        return {"engine": self.engine, "version": self.version,
+                "gpu": self.gpu.name if self.gpu else self.gpu_text, "compute_capability": self.compute_capability,
+                "exception": self.exception, "tensor_parallel": self.tensor_parallel, "cuda_graph": self.cuda_graph}
+
+
+def engine_of(text: str) -> str | None:
+    """The engine with the most of its own names in the text (strong evidence first, see _ENGINE_MARKERS)."""
+    scores = []
+    for order, (engine, strong, weak) in enumerate(_ENGINE_MARKERS):
+        hits = (len(re.findall(strong, text, re.IGNORECASE)), len(re.findall(weak, text, re.IGNORECASE)))
+        if any(hits):
+            scores.append((hits, -order, engine))
+    return max(scores)[2] if scores else None
+
+
+def _version(engine: str | None, text: str) -> str | None:
+    for pattern in _ENGINE_VERSION.get(engine or "", ()):
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found:
+            groups = [g for g in found.groups() if g]
+            value = groups[0]
+            return value if engine != "llama.cpp" or value.startswith("b") else f"b{value}"
+    return None
+
+
+def _gpu(text: str) -> tuple[Gpu | None, str | None]:
+    names = gpu_vocabulary().find(text)
+    if not names:
+        return None, None
+    found = re.search(rf"{re.escape(names[0])}[\w-]*", text, re.IGNORECASE)
+    written = found.group(0) if found else names[0]
+    return resolve_gpu(written) or resolve_gpu(names[0]), written
+
+
+def _cc(text: str) -> str | None:
+    for pattern in _CC:
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found:
+            return ".".join(found.groups()) if len(found.groups()) == 2 else found.group(1)
+    return None
+
+
+def _exception(text: str) -> str | None:
+    found = [m.group(1) for m in re.finditer(_EXCEPTION, text)]
+    return found[-1] if found else None  # the last one raised is the one that stopped the process
+
+
+def recognise(text: str, engine_hint: str | None = None) -> Recognised:
+    """Everything the text states about the setup (`engine_hint`: the engine a matched signature belongs to)."""
+    engine = engine_of(text) or engine_hint
+    gpu, written = _gpu(text)
+    cc = _cc(text)
+    if gpu is not None and cc is not None and gpu.compute_capability != cc:
+        gpu = None  # the text's own capability wins over a name the catalog resolved differently
+    return Recognised(engine=engine, version=_version(engine, text), gpu=gpu, gpu_text=written,
+                      compute_capability=cc or (gpu.compute_capability if gpu else None),
+                      exception=_exception(text),
+                      tensor_parallel=bool(re.search(_TENSOR_PARALLEL, text, re.IGNORECASE)),
+                      cuda_graph=bool(re.search(_CUDA_GRAPH, text, re.IGNORECASE)))
+
+
+def looks_like_a_log(text: str) -> bool:
+    """True for pasted output rather than a sentence: an exception, a traceback, a log prefix or an error code."""
+    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+",
+                          text))

@@ -1,0 +1,186 @@
+"""Known failure signatures: the error strings serving engines print, and the knobs that fix them.
+
+One typed, validated data file per engine (advisor/catalog/failures/*.json, plus common.json for
+errors any engine can hit, such as a CUDA out-of-memory or an NCCL watchdog timeout). Each signature
+is a set of regular expressions over the pasted text, the release range its string lives in, the
+fixes (an engine flag named by its key in the engine profile, an environment variable, or an
+upgrade) with their direction, and the public source of the string. Read by advisor.diagnose when a
+person pastes an error. Flags are keys of advisor/catalog/engines/*.json, so their spelling at a
+release comes from the engine profile (a flag renamed in some release is spelt as that release
+spells it); a key the profile lacks is a load error, as is any unknown field.
+"""
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from advisor import profiles
+from advisor.profiles import Cc, Quote, Url, Version
+from advisor.versions import at_least, at_most
+
+FAILURES_DIR = Path(__file__).resolve().parent / "catalog" / "failures"
+
+Direction = Literal["raise", "lower", "set", "unset", "upgrade"]
+# How a fix's number is worked out from what the pasted text states (advisor.remedies implements each).
+Rule = Literal["at_most", "at_least", "below", "divisor", "dtype_for_gpu", "quantization_for_gpu",
+               "memory_shortfall", "free_fraction", "kv_shortfall", "kv_dtype_for_gpu", "sum_at_least",
+               "model_support", "softcap_release", "from_text"]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")]
+
+
+class CatalogError(ValueError):
+    """A failure catalog file that does not validate: names the file and the offending entry."""
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fix(_Data):
+    """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
+    (an environment variable) or direction "upgrade"; `value` when the fix sets a literal; `rule` when
+    the number comes from the text (`args` names the numbers, the regex group names, it reads)."""
+
+    knob: str | None = None
+    env: EnvName | None = None
+    direction: Direction
+    value: str | None = None
+    to: Version | None = Field(default=None, description="the first release with the fix, for an upgrade")
+    rule: Rule | None = None
+    args: list[str] = Field(default_factory=list)
+    why: str = Field(min_length=10, max_length=400)
+    source: Url | None = None
+    when: Literal["cuda_graph", "tensor_parallel", "startup", "serving"] | None = Field(
+        default=None, description="listed first when the text shows this situation")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Fix:
+        targets = (self.knob is not None) + (self.env is not None) + (self.direction == "upgrade")
+        if targets != 1:
+            raise ValueError("a fix names exactly one of `knob`, `env` or direction 'upgrade'")
+        if self.env is not None and self.value is None:
+            raise ValueError(f"environment variable {self.env} needs a value")
+        return self
+
+
+class SeenIn(_Data):
+    """A release and file where the engine's source holds the error string."""
+
+    release: str = Field(min_length=1, max_length=40)
+    file: str = Field(min_length=3, max_length=300)
+    url: Url | None = None
+
+
+class Signature(_Data):
+    """One known failure: how to recognise it, in which releases, and what fixes it."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]{2,80}$")
+    title: str = Field(min_length=5, max_length=160)
+    kind: Literal["memory", "compatibility", "limit", "distributed", "version"]
+    patterns: list[str] = Field(min_length=1)
+    since: Version | None = None
+    until: Version | None = None
+    cc_below: Cc | None = Field(default=None, description="does not apply on GPUs at or above this compute capability")
+    cc_required: bool = Field(default=False, description="applies only when the text shows the GPU (a pattern too "
+                                                         "general to stand alone, such as a kernel library's name)")
+    fixes: dict[str, list[Fix]] = Field(min_length=1, description="per engine id, in the order to try them")
+    explains: list[str] = Field(default_factory=list, description="ontology techniques that say why and what it costs")
+    source: Url
+    quote: Quote | None = None
+    seen_in: list[SeenIn] = Field(default_factory=list)
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+        return value
+
+    def covers(self, version: str | None) -> bool:
+        return version is None or (at_least(version, self.since) and at_most(version, self.until))
+
+    def match(self, text: str) -> re.Match[str] | None:
+        """The first pattern's match in the text (case-insensitive), or None."""
+        for pattern in self.compiled():
+            found = pattern.search(text)
+            if found:
+                return found
+        return None
+
+    def compiled(self) -> list[re.Pattern[str]]:
+        return _compile(tuple(self.patterns))
+
+
+@cache
+def _compile(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
+    return [re.compile(p, re.IGNORECASE | re.DOTALL) for p in patterns]
+
+
+class FailureFile(_Data):
+    """One catalog file: `engine` is an engine id, or null for failures every engine can hit."""
+
+    engine: str | None
+    about: str = Field(min_length=10)
+    signatures: list[Signature] = Field(min_length=1)
+
+
+def _check_flags(path: Path, data: FailureFile) -> None:
+    """Every knob must be a flag key of its engine's profile; every fix's engine a known engine."""
+    known = profiles.profiles()
+    for sig in data.signatures:
+        for engine, fixes in sig.fixes.items():
+            if engine not in known:
+                raise CatalogError(f"{path.name}: {sig.id}: unknown engine {engine!r}")
+            if data.engine is not None and engine != data.engine:
+                raise CatalogError(f"{path.name}: {sig.id}: fixes for {engine} belong in {engine}.json")
+            for fix in fixes:
+                if fix.knob is not None and fix.knob not in known[engine].flags:
+                    raise CatalogError(f"{path.name}: {sig.id}: {engine} profile has no flag key {fix.knob!r}")
+
+
+def load_file(path: Path) -> FailureFile:
+    """Parse and validate one catalog file; raises CatalogError naming the file and the field."""
+    try:
+        data = FailureFile.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise CatalogError(f"{path.name}: {exc}") from exc
+    if data.engine is not None and data.engine not in profiles.profiles():
+        raise CatalogError(f"{path.name}: unknown engine {data.engine!r}")
+    _check_flags(path, data)
+    return data
+
+
+@cache
+def catalog() -> tuple[FailureFile, ...]:
+    """Every failure file, engine files first (their strings are more specific than the common ones)."""
+    files = [load_file(p) for p in sorted(FAILURES_DIR.glob("*.json"))]
+    ids = [s.id for f in files for s in f.signatures]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise CatalogError(f"duplicate signature ids in {FAILURES_DIR}: {duplicates}")
+    return tuple(sorted(files, key=lambda f: f.engine is None))
+
+
+def signatures() -> list[tuple[str | None, Signature]]:
+    """(engine the file is about, signature) for every signature, engine-specific first."""
+    return [(f.engine, s) for f in catalog() for s in f.signatures]
+
+
+def size_per_engine() -> dict[str, int]:
+    """How many signatures each catalog file holds ("common" for the engine-independent file)."""
+    return {f.engine or "common": len(f.signatures) for f in catalog()}

@@ -1,0 +1,218 @@
+"""Fixes a pasted error names itself: "Try increasing `gpu_memory_utilization` or decreasing
+`max_model_len`", "You need to decrease `--max-batch-prefill-tokens`", "set NCCL_P2P_DISABLE=1".
+
+Runs on every diagnose request, after the failure catalog. Engines phrase their advice as a verb and a
+setting; this reads every setting the engine profiles know (advisor/catalog/engines/*.json, in any
+spelling: `--max-model-len`, `max_model_len`, `max-model-len`, a short option such as `-ngl`) and every
+engine or library environment variable (NCCL_*, VLLM_*, SGLANG_*, ...), and keeps those that a directive
+word shortly before them governs — so a message's own advice counts, while the person's command line
+echoed in the log (a flag with no verb before it) does not. The flag is spelt as the recognised engine
+and release spell it, so an error written for one engine's option names still answers with that
+engine's flag. A message the catalog does not know is still answered with what it asks for.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from advisor import profiles
+from advisor.error_text import Recognised
+from advisor.versions import vkey
+
+# Directive words, matched as word starts ("increas" covers increase/increasing/increased).
+# Directive words as word starts ("increas" covers increase/increasing); a comparative followed by
+# "than" states a comparison ("max_num_batched_tokens (2048) is smaller than max_model_len"), not advice.
+_DIRECTIONS: tuple[tuple[str, str], ...] = (
+    ("raise", r"increas\w*|rais(?:e|es|ing)|larger|bigger|higher|more"),
+    ("lower", r"decreas\w*|reduc\w*|lower(?:ing)?|smaller|less|shrink\w*"),
+    ("unset", r"disabl\w*|unset\w*|remov\w*|without|turn(?:ing)? off"),
+    ("set", r"set|setting|enabl\w*|use|pass|passing|add|adding|try|trying|specify\w*|provid\w*|consider\w*"
+            r"|turn(?:ing)? on|choos\w*|select\w*"),
+)
+_DIRECTIVE = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{d}>{w})" for d, w in _DIRECTIONS) + r")\b(?!\s+than\b)",
+                        re.IGNORECASE)
+# How far before a setting its verb may stand: "Try increasing `gpu_memory_utilization` or decreasing ...".
+_WINDOW = 60
+# A value after "=": dots only inside it ("0.95", not the sentence's full stop).
+_VALUE = r"[\w:-]+(?:\.[\w:-]+)*"
+# Environment variables of the engines and the libraries under them.
+_ENV = re.compile(r"\b((?:NCCL|VLLM|SGLANG|TRTLLM|TLLM|CUDA|PYTORCH|TORCH|HF|GGML|LLAMA|TGI|FLASHINFER)_[A-Z0-9_]{2,60})"
+                  r"(?:\s*=\s*(" + _VALUE + "))?")
+# A clause boundary a directive does not reach across: a sentence end or a line break.
+_BOUNDARY = re.compile(r"[.!?;](?:\s|$)|\n")
+
+
+@dataclass(frozen=True)
+class Named:
+    """A setting the text asks to change: the profile key (None for an environment variable), the
+    engine whose spelling named it, the words as written, the direction and a value the text gives."""
+
+    key: str | None
+    engine: str | None
+    written: str
+    direction: str
+    value: str | None
+    at: int
+
+
+@cache
+def _spellings() -> dict[str, list[tuple[str, str]]]:
+    """Each way a profile flag is written, normalised (lower case, '_' for '-', no leading dashes), to
+    the (engine, key) pairs it names: the engine's own spellings first, then the bare key."""
+    table: dict[str, list[tuple[str, str]]] = {}
+    for engine, eng in profiles.profiles().items():
+        for key, names in eng.flags.items():
+            for written in [n.name for n in names] + [key]:
+                norm = profiles.flag_key(written).lower()
+                if len(norm) < 2 or (engine, key) in table.get(norm, []):
+                    continue
+                table.setdefault(norm, []).append((engine, key))
+    return table
+
+
+@cache
+def _mention() -> re.Pattern[str]:
+    """Any spelling of any profile flag, as a whole token (longest first so "--cache-type-k" is not "-k")."""
+    forms: set[str] = set()
+    for norm in _spellings():
+        forms.add(re.escape(norm).replace("_", "[-_ ]"))
+    body = "|".join(sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])-{{0,2}}(?P<name>{body})(?![\w-])(?:\s*=\s*(?P<value>{_VALUE}))?", re.IGNORECASE)
+
+
+def _direction(text: str, start: int) -> str | None:
+    """The direction of the last directive word in the clause just before `start`."""
+    before = text[max(0, start - _WINDOW):start]
+    cut = list(_BOUNDARY.finditer(before))
+    if cut:
+        before = before[cut[-1].end():]
+    found = list(_DIRECTIVE.finditer(before))
+    if not found:
+        return None
+    last = found[-1]
+    return next(d for d, _ in _DIRECTIONS if last.group(d))
+
+
+# A comparison after a setting: "max_num_batched_tokens (2048) is smaller than max_model_len" states what went
+# wrong (raise the smaller side), "`max_model_len` must be >= ..." or "is no smaller than" what is required.
+_REQUIRE = r"(?:(?P<modal>must|should|needs? to|has to|have to)\s+)?(?:be|is|are)\s+(?:(?P<neg>no|not)\s+)?"
+_CMP = r"(?P<cmp>>=|<=|>|<|greater|larger|bigger|higher|more|at least|smaller|less|lower|fewer|at most)"
+_LEFT = re.compile(r"^[`'\"]?\s*(?:\(\s*[\d.,]+\s*\)\s*)?" + _REQUIRE + _CMP, re.IGNORECASE)
+_RIGHT = re.compile(_REQUIRE + _CMP + r"(?:\s+than)?(?:\s+or\s+equal\s+to)?\s*[`'\"]?$", re.IGNORECASE)
+_BIG = frozenset((">=", ">", "greater", "larger", "bigger", "higher", "more", "at least"))
+
+
+def _compared(text: str, found: re.Match[str]) -> str | None:
+    """The direction a comparison gives the setting: as its left side, or (opposite) as its right side."""
+    for side, match in ((1, _LEFT.match(text[found.end():found.end() + 60])),
+                        (-1, _RIGHT.search(text[max(0, found.start() - 60):found.start()]))):
+        if match is None:
+            continue
+        big = (match.group("cmp").lower() in _BIG) != bool(match.group("neg"))
+        wanted_big = big if (match.group("modal") or match.group("neg")) else not big
+        return "raise" if wanted_big == (side == 1) else "lower"
+    return None
+
+
+_SWITCH = ("disable", "enable", "enforce", "use_")
+
+
+def _switch_direction(key: str, direction: str) -> str:
+    """An on/off switch is passed or dropped, never raised: "disable custom all-reduce with
+    --disable-custom-all-reduce" and "try a larger batch with --enforce-eager" both pass the switch."""
+    if not key.startswith(_SWITCH):
+        return direction
+    return "set" if direction != "unset" or key.startswith("disable") else direction
+
+
+def _resolve(norm: str, engine: str | None) -> tuple[str, str] | None:
+    """(engine, key) for a written flag: the recognised engine's own spelling, else another engine's key
+    the recognised engine also has, else (engine unknown) the one engine whose spelling it is."""
+    pairs = _spellings().get(norm, [])
+    if engine is not None:
+        mine = [p for p in pairs if p[0] == engine]
+        if mine:
+            return mine[0]
+        keys = {k for _, k in pairs}
+        eng = profiles.profile(engine)
+        key = next((k for k in sorted(keys) if k in eng.flags), None)
+        return (engine, key) if key else None
+    engines = {e for e, _ in pairs}
+    if len(engines) == 1:
+        return pairs[0]
+    # Several engines share the key; the one that also spells its flag this way wrote the message.
+    own = [(e, k) for e, k in pairs if any(profiles.flag_key(n.name).lower() == norm
+                                           for n in profiles.profile(e).flags[k])]
+    return own[0] if len({e for e, _ in own}) == 1 else None
+
+
+def _as_setting(found: re.Match[str], norm: str, text: str) -> bool:
+    """A one-word name ("parallel", "dtype") is a setting only when written as one: with dashes, quoted
+    or followed by a value; a name with an underscore or dash ("max_model_len") is one anyway."""
+    quoted = found.start() > 0 and text[found.start() - 1] in "`'\""
+    return "_" in norm or found.group(0).startswith("-") or found.group("value") is not None or quoted
+
+
+def named(text: str, engine: str | None) -> list[Named]:
+    """The settings the text asks to change, in the order it names them, each once."""
+    out: list[Named] = []
+    seen: set[tuple[str | None, str]] = set()
+    for found in _mention().finditer(text):
+        direction = _direction(text, found.start()) or _compared(text, found)
+        norm = profiles.flag_key(found.group("name")).lower().replace(" ", "_")
+        resolved = _resolve(norm, engine)
+        if direction is None or resolved is None or not _as_setting(found, norm, text):
+            continue
+        owner, key = resolved
+        direction = _switch_direction(key, direction)
+        if (None if engine is None else owner, key) in seen:
+            continue
+        seen.add((None if engine is None else owner, key))
+        out.append(Named(key, owner, found.group(0), direction, found.group("value"), found.start()))
+    for found in _ENV.finditer(text):
+        direction = _direction(text, found.start())
+        if direction is None:
+            continue
+        name = found.group(1)
+        if (None, name) in seen:
+            continue
+        seen.add((None, name))
+        out.append(Named(None, engine, name, "set" if direction in (None, "raise", "lower") else direction,
+                         found.group(2), found.start()))
+    return sorted(out, key=lambda n: n.at)
+
+
+def _spelt(engine: str, key: str, version: str | None) -> tuple[str, str | None] | None:
+    eng = profiles.profile(engine)
+    if version:
+        spelt = eng.flag(key, version)
+        if spelt is None:
+            return None
+        return spelt, next(s.since for s in eng.flags[key] if s.name == spelt)
+    newest = max(eng.flags[key], key=lambda s: vkey(s.since) if s.since else ())
+    return newest.name, newest.since
+
+
+def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
+    """The named settings as diagnose actions, spelt for the recognised engine and release."""
+    out: list[dict[str, Any]] = []
+    for item in named(text, rec.engine):
+        why = f"the message itself asks to {item.direction} {item.written}"
+        if item.key is None:
+            value = item.value or ("0" if item.direction == "unset" else None)
+            flag = f"{item.written}={value}" if value else item.written
+            out.append({"engine": item.engine, "flag": flag, "since": None, "direction": item.direction,
+                        "value": value, "arithmetic": None, "why": why, "source": None})
+            continue
+        assert item.engine is not None
+        version = rec.version if rec.engine == item.engine else None
+        spelling = _spelt(item.engine, item.key, version)
+        if spelling is None:
+            continue
+        flag, since = spelling
+        out.append({"engine": item.engine, "flag": flag, "since": since, "direction": item.direction,
+                    "value": item.value, "arithmetic": None, "why": why,
+                    "source": profiles.profile(item.engine).docs})
+    return out

@@ -1,0 +1,251 @@
+"""From a recognised failure to the actions that fix it: each fix of the signature spelt as the engine
+and release spell the flag, with the number to set and the arithmetic behind it when the text states
+the setup ("max seq len (4096) ... KV cache (3664)" -> set --max-model-len 3664).
+
+Runs for every signature diagnose matches. The numbers come from the regex groups of the matched
+pattern; compatibility answers (dtype and quantization by compute capability, the FP8 KV cache) come
+from the engine profile through advisor.rules, so the capability tables live in one place.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from advisor import rules
+from advisor.error_text import Recognised
+from advisor.failures import Fix, Signature
+from advisor.profiles import EngineProfile, profile
+from advisor.versions import at_least, vkey
+
+Action = dict[str, Any]
+
+
+def _num(groups: dict[str, str | None], name: str) -> float | None:
+    raw = groups.get(name)
+    if raw is None:
+        return None
+    try:
+        return float(raw.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _gib(groups: dict[str, str | None], name: str) -> float | None:
+    """A memory figure in GiB from `name` and its `name_unit` group (MiB, KiB, GiB)."""
+    value = _num(groups, name)
+    if value is None:
+        return None
+    unit = (groups.get(f"{name}_unit") or "GiB").lower()
+    return value / {"kib": 1024 ** 2, "mib": 1024, "gib": 1}.get(unit, 1)
+
+
+def _int(value: float) -> str:
+    return str(int(value))
+
+
+def _at_most(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    limit, current = (_num(g, a) for a in (fix.args + [""])[:2])
+    if limit is None:
+        return None, None
+    said = f" instead of {_int(current)}" if current is not None else ""
+    return _int(limit), f"at most {_int(limit)}{said}: the text says only {_int(limit)} fit"
+
+
+def _at_least(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    need, current = (_num(g, a) for a in (fix.args + [""])[:2])
+    if need is None:
+        return None, None
+    said = f" (now {_int(current)})" if current is not None else ""
+    return _int(need), f"at least {_int(need)}{said}: the text asks for {_int(need)}"
+
+
+def _sum_at_least(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    parts = [_num(g, a) for a in fix.args]
+    if any(p is None for p in parts) or not parts:
+        return None, None
+    total = sum(p for p in parts if p is not None)
+    return _int(total), " + ".join(_int(p) for p in parts if p is not None) + f" = {_int(total)}: set {flag} to at least that"
+
+
+def _below(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    failed = _num(g, fix.args[0]) if fix.args else None
+    if failed is None:
+        return None, None
+    half = max(1, int(failed) // 2)
+    return _int(half), (f"{_int(failed)} did not fit; any value below it may, and halving ({_int(failed)} / 2 = {half}) "
+                        "is a first step: raise it again while start-up still passes")
+
+
+def _divisor(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    """The largest size that divides the heads and fits the GPUs asked for, and the next one above."""
+    heads, asked = (_num(g, a) for a in (fix.args + ["", ""])[:2])
+    if heads is None:
+        return None, None
+    n, gpus = int(heads), int(asked or 1)
+    divisors = [d for d in range(1, n + 1) if n % d == 0]
+    fits = max(d for d in divisors if d <= gpus)
+    above = next((d for d in divisors if d > gpus), None)
+    more = f"; the next size that divides them is {above}" if above else ""
+    return str(fits), (f"{n} heads split evenly over {', '.join(map(str, divisors))} GPUs: on {gpus} GPUs the largest "
+                       f"that fits is {fits}{more}")
+
+
+def _memory_shortfall(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, version: str | None,
+                      **_: Any) -> tuple[str | None, str | None]:
+    """A fraction-of-memory knob lowered by the share of the GPU the failed allocation lacked."""
+    want, free, total = _gib(g, "alloc"), _gib(g, "free"), _gib(g, "total")
+    if want is None or free is None or total is None or total <= 0:
+        return None, None
+    default = eng.memory_fraction.default
+    short = max(want - free, 0.0)
+    drop = math.ceil(100 * short / total) / 100
+    if drop <= 0:
+        return None, None
+    new = round(default - drop, 2)
+    return f"{new:.2f}", (f"the allocation lacked {want:.2f} − {free:.2f} = {short:.2f} GiB of {total:.2f} GiB "
+                          f"({drop:.2f} of the GPU); from the default {default} that is {default} − {drop:.2f} = {new:.2f} "
+                          "or lower (less if other processes share the GPU)")
+
+
+def _free_fraction(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    free, total = _num(g, "free"), _num(g, "total")
+    if free is None or total is None or total <= 0:
+        return None, None
+    fraction = math.floor(100 * free / total) / 100
+    return f"{fraction:.2f}", f"{free:g} of {total:g} GiB are free at start-up: {free:g} / {total:g} = {free / total:.3f}, so at most {fraction:.2f}"
+
+
+def _kv_shortfall(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, **_: Any) -> tuple[str | None, str | None]:
+    have, want = (_num(g, a) for a in (fix.args + ["", ""])[:2])
+    if have is None or want is None or have <= 0:
+        return None, None
+    return None, (f"the KV cache must hold {_int(want)} tokens and holds {_int(have)}: {_int(want)} / {_int(have)} = "
+                  f"{want / have:.2f}x, i.e. {100 * (want / have - 1):.0f}% more KV memory than the default fraction "
+                  f"{eng.memory_fraction.default} leaves")
+
+
+def _cc_of(rec: Recognised, g: dict[str, str | None]) -> str | None:
+    cc = g.get("cc")
+    if cc and re.fullmatch(r"\d{2}", cc):
+        cc = f"{cc[0]}.{cc[1]}"
+    return cc or rec.compute_capability
+
+
+def _dtype_for_gpu(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, rec: Recognised,
+                   **_: Any) -> tuple[str | None, str | None]:
+    cc = _cc_of(rec, g)
+    if cc is None:
+        return None, None
+    wanted = g.get("dtype") or "bfloat16"
+    refused = rules.dtype_refusal(eng, cc, wanted)
+    usable = [d for d in eng.dtypes if rules.dtype_refusal(eng, cc, d) is None and d != wanted]
+    if refused is None or not usable:
+        return None, None
+    return usable[0], (f"{eng.name} needs compute capability ≥ {refused.min_cc} for {wanted}; this GPU has {cc}; "
+                       f"{usable[0]} runs from {eng.dtypes[usable[0]].min_cc}")
+
+
+def _quantization_for_gpu(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, version: str | None,
+                          rec: Recognised, **_: Any) -> tuple[str | None, str | None]:
+    cc = _cc_of(rec, g)
+    if cc is None:
+        return None, None
+    method = (g.get("method") or "").lower()
+    options = [name for name, q in eng.quantization.items()
+               if name != method and at_least(cc, q.min_cc) and (version is None or q.covers(version))
+               and q.bits <= 8]
+    if not options:
+        return None, None
+    best = min(options, key=lambda n: eng.quantization[n].bits)
+    return best, (f"{method or 'this method'} needs a newer GPU; on compute capability {cc} {eng.name} has "
+                  f"{', '.join(options)} kernels (needs ≥ {eng.quantization[best].min_cc} for {best})")
+
+
+def _kv_dtype_for_gpu(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, version: str | None,
+                      rec: Recognised, **_: Any) -> tuple[str | None, str | None]:
+    cc = rec.compute_capability
+    options = [name for name, rule in eng.kv_cache_dtypes.items()
+               if (version is None or rule.covers(version)) and (cc is None or rule.min_cc is None or at_least(cc, rule.min_cc))]
+    if not options:
+        return None, None
+    return options[0], "an 8-bit KV cache stores each value in 1 byte instead of 2: about twice the tokens in the same memory"
+
+
+def _model_support(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, **_: Any) -> tuple[str | None, str | None]:
+    arch = (g.get("arch") or "").strip("'\" ")
+    support = next((s for name, s in eng.models.items() if name.lower() in arch.lower()), None) if arch else None
+    if support is None:
+        return None, None
+    return support.since, f"{arch} is supported from {eng.name} {support.since}"
+
+
+def _softcap_release(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineProfile, **_: Any) -> tuple[str | None, str | None]:
+    softcap = eng.attention.softcap if eng.attention else None
+    if softcap is None:
+        return None, None
+    return softcap.xformers_since, f"the XFormers backend implements soft-capping from {eng.name} {softcap.xformers_since}"
+
+
+def _from_text(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    """The value the message itself names (vLLM names the faster kernel it would pick)."""
+    value = g.get(fix.args[0]) if fix.args else None
+    return (value, f"the message names {value}") if value else (None, None)
+
+
+_RULES: dict[str, Callable[..., tuple[str | None, str | None]]] = {
+    "at_most": _at_most, "at_least": _at_least, "sum_at_least": _sum_at_least, "below": _below, "divisor": _divisor,
+    "memory_shortfall": _memory_shortfall, "free_fraction": _free_fraction, "kv_shortfall": _kv_shortfall,
+    "dtype_for_gpu": _dtype_for_gpu, "quantization_for_gpu": _quantization_for_gpu,
+    "kv_dtype_for_gpu": _kv_dtype_for_gpu, "model_support": _model_support, "softcap_release": _softcap_release,
+    "from_text": _from_text,
+}
+
+
+def _spelling(eng: EngineProfile, key: str, version: str | None) -> tuple[str, str | None] | None:
+    """The flag as this release spells it, with the release that spelling starts at; with no release known
+    the newest spelling; None when the text's release has no such flag (it came later or was removed)."""
+    spellings = eng.flags[key]
+    if version:
+        spelt = eng.flag(key, version)
+        if spelt is None:
+            return None
+        span = next(s for s in spellings if s.name == spelt)
+        return spelt, span.since
+    newest = max(spellings, key=lambda s: vkey(s.since) if s.since else ())
+    return newest.name, newest.since
+
+
+def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: dict[str, str | None],
+           rec: Recognised) -> Action | None:
+    """One fix as an action `{engine, flag, since, direction, value, arithmetic, why, source}`; None when
+    its rule finds the fix does not apply (no usable dtype on this GPU, say)."""
+    eng = profile(engine)
+    if fix.direction == "upgrade":
+        value, arithmetic = (fix.to, None)
+        if fix.rule:
+            value, arithmetic = _RULES[fix.rule](fix, groups, "", eng=eng, version=version, rec=rec)
+            value = value or fix.to
+        if version and value and at_least(version, value):
+            return None  # already on a release with the fix
+        return {"engine": engine, "flag": "upgrade", "since": value, "direction": "upgrade",
+                "value": value, "arithmetic": arithmetic or (f"from {version} to {value} or later" if version and value else None),
+                "why": fix.why, "source": fix.source or sig.source}
+    if fix.env is not None:
+        return {"engine": engine, "flag": f"{fix.env}={fix.value}", "since": None, "direction": fix.direction,
+                "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
+    assert fix.knob is not None
+    spelling = _spelling(eng, fix.knob, version)
+    if spelling is None:
+        return None
+    flag, since = spelling
+    value, arithmetic = fix.value, None
+    if fix.rule:
+        computed, arithmetic = _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec)
+        if computed is None and fix.rule in ("dtype_for_gpu", "quantization_for_gpu", "kv_dtype_for_gpu") and (
+                rec.compute_capability or fix.rule == "kv_dtype_for_gpu"):
+            return None  # the profile says no such option exists on this GPU/release
+        value = computed or value
+    return {"engine": engine, "flag": flag, "since": since, "direction": fix.direction, "value": value,
+            "arithmetic": arithmetic, "why": fix.why, "source": fix.source or sig.source}

@@ -1,0 +1,365 @@
+"""Diagnose on pasted errors: every catalogued failure is recognised from a real error string (the
+engine's own message, as printed in an issue thread or as its source formats it) and answered with its
+fix first — the flag as the release spells it, the number worked out from the text — while the
+failure catalog refuses a misspelt flag and the literature only follows the fix."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rest_framework.test import APIClient
+
+from advisor import failures, known_failures, profiles
+from advisor.diagnose import diagnose
+from advisor.error_text import recognise
+from advisor.failures import CatalogError, load_file
+from advisor.versions import at_least
+from benchmarks.diagnose import ERRORS, error_hit
+
+# One real error string per signature, and a fix (engine, flag, direction) its answer must contain.
+EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
+    "vllm-kv-cache-below-max-model-len": (
+        "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in "
+        "KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        ("vllm", "--max-model-len", "lower")),
+    "vllm-no-memory-for-cache-blocks": (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+        ("vllm", "--gpu-memory-utilization", "raise")),
+    "vllm-bfloat16-needs-sm80": (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB "
+        "GPU has compute capability 7.0.", ("vllm", "--dtype", "set")),
+    "vllm-batched-tokens-below-max-model-len": (
+        "ValidationError: 1 validation error for SchedulerConfig Value error, max_num_batched_tokens (8192) is smaller than "
+        "max_model_len (131072).", ("vllm", "--max-num-batched-tokens", "raise")),
+    "vllm-heads-not-divisible-by-tp": (
+        "Total number of attention heads (40) must be divisible by tensor parallel size (6).",
+        ("vllm", "--tensor-parallel-size", "set")),
+    "vllm-prompt-longer-than-max-model-len": (
+        "ValueError: The decoder prompt (length 44) is longer than the maximum model length of 16. Make sure that "
+        "`max_model_len` is no smaller than the number of text tokens.", ("vllm", "--max-model-len", "raise")),
+    "vllm-xformers-softcap": (
+        "File ~/anaconda3/envs/autorag/lib/python3.10/site-packages/vllm/attention/backends/xformers.py:422 "
+        "ValueError: XFormers does not support attention logits soft capping.",
+        ("vllm", "VLLM_ATTENTION_BACKEND=FLASHINFER", "set")),
+    "vllm-preempted": (
+        "WARNING scheduler.py:1057] Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is not "
+        "enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or "
+        "tensor_parallel_size to provide more KV cache memory.", ("vllm", "--gpu-memory-utilization", "raise")),
+    "vllm-quantization-needs-newer-gpu": (
+        "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
+        ("vllm", "--quantization", "set")),
+    "vllm-architecture-not-supported": (
+        "ValueError: Model architectures ['MllamaForConditionalGeneration'] are not supported for now. Supported "
+        "architectures: ['AquilaModel', 'AquilaForCausalLM']", ("vllm", "upgrade", "upgrade")),
+    "vllm-free-memory-below-utilization": (
+        "ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory "
+        "utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+        ("vllm", "--gpu-memory-utilization", "lower")),
+    "vllm-marlin-kernel-available": (
+        "WARNING awq_marlin.py:97] Detected that the model can run with awq_marlin, however you specified "
+        "quantization=awq explicitly, so forcing awq. Use quantization=awq_marlin for faster inference",
+        ("vllm", "--quantization", "set")),
+    "sglang-not-enough-memory-for-kv-pool": (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        ("sglang", "--mem-fraction-static", "raise")),
+    "sglang-cuda-graph-capture-failed": (
+        "File \"/usr/local/lib/python3.10/dist-packages/sglang/srt/model_executor/cuda_graph_runner.py\", line 239, in "
+        "__init__ raise Exception( Exception: Capture cuda graph failed: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
+        "Connection closed by peer", ("sglang", "--disable-cuda-graph", "set")),
+    "sglang-input-longer-than-context": (
+        "ValueError: The input (85050 tokens) is longer than the model's context length (32768 tokens).",
+        ("sglang", "--context-length", "raise")),
+    "sglang-input-exceeds-kv-pool": (
+        "sglang [Error]Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens).",
+        ("sglang", "--mem-fraction-static", "raise")),
+    "sglang-flashinfer-on-pre-ampere": (
+        "python3 -m sglang.launch_server --model Qwen/Qwen1.5-4B-Chat\nGPU 0: Tesla T4\nGPU 0 Compute Capability: 7.5\n"
+        "flashinfer: 0.1.3\nIndexError: map::at", ("sglang", "--attention-backend", "set")),
+    "tgi-prefill-tokens-do-not-fit": (
+        "Error: Warmup(Generation(\"Not enough memory to handle 4096 prefill tokens. You need to decrease "
+        "`--max-batch-prefill-tokens`\"))", ("tgi", "--max-batch-prefill-tokens", "lower")),
+    "tgi-total-tokens-do-not-fit": (
+        "Not enough memory to handle 16000 total tokens with 2 prefill tokens. You need to decrease "
+        "`--max-batch-total-tokens` or `--max-batch-prefill-tokens", ("tgi", "--max-batch-total-tokens", "lower")),
+    "tgi-max-total-tokens-do-not-fit": (
+        "text-generation-launcher: Not enough memory to handle `max_total_tokens=16000`",
+        ("tgi", "--max-total-tokens", "lower")),
+    "tgi-inputs-plus-new-tokens-over-total": (
+        "huggingface_hub.errors.ValidationError: Input validation error: `inputs` tokens + `max_new_tokens` must be <= 32512.",
+        ("tgi", "--max-total-tokens", "raise")),
+    "tgi-max-new-tokens-over-room": (
+        "tgi `1.1.0` MAX_INPUT_LENGTH: 4095 MAX_TOTAL_TOKENS: 4096 it complains that `max_new_tokens` must be <= 1",
+        ("tgi", "--max-input-length", "lower")),
+    "tgi-input-limit-not-below-total": (
+        "text-generation-launcher Error: ArgumentValidation(\"`max_input_length` must be < `max_total_tokens`\")",
+        ("tgi", "--max-input-tokens", "lower")),
+    "tgi-sharded-needs-flash-attention": (
+        "NotImplementedError: Sharded Llama requires Flash Attention enabled models.", ("tgi", "upgrade", "upgrade")),
+    "llamacpp-v-cache-quantization-needs-flash-attn": (
+        "llama_new_context_with_model: V cache quantization requires flash_attn\ncommon_init_from_params: failed to "
+        "create context with model", ("llama.cpp", "-fa", "set")),
+    "llamacpp-unknown-architecture": (
+        "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'gemma4'",
+        ("llama.cpp", "upgrade", "upgrade")),
+    "llamacpp-kv-cache-full": (
+        "srv    send_error: task id = 2017, error: the request exceeds the available context size. try increasing the "
+        "context size or enable context shift", ("llama.cpp", "--ctx-size", "raise")),
+    "llamacpp-allocation-failed": (
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 204800.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory\nllama_kv_cache_init: failed to allocate buffer for kv cache", ("llama.cpp", "--ctx-size", "lower")),
+    "trtllm-fmha-unsupported-architecture": (
+        "Tesla V100-SXM2-32GB [TensorRT-LLM][ERROR] Assertion failed: Unsupported architecture "
+        "(/src/tensorrt_llm/cpp/tensorrt_llm/kernels/contextFusedMultiHeadAttention/fmhaRunner.cpp:87)",
+        ("tensorrt-llm", "--context_fmha", "unset")),
+    "trtllm-fp8-fmha-architecture": (
+        "what():  [TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA cannot be enabled except on Ada or Hopper or "
+        "Blackwell Arch. (/code/tensorrt_llm/cpp/tensorrt_llm/common/attentionOp.cpp:2357)",
+        ("tensorrt-llm", "--use_fp8_context_fmha", "unset")),
+    "trtllm-paged-context-fmha-volta": (
+        "[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: PagedKV "
+        "Context FMHA is not supported on Volta", ("tensorrt-llm", "--use_paged_context_fmha", "unset")),
+    "trtllm-input-beyond-engine-profile": (
+        "ValueError: The sum of prompt length (9351.0), query length (0) should not exceed max_num_tokens (8192) "
+        "tensorrt_llm/llmapi/llm.py(583): _check_arguments", ("tensorrt-llm", "--max_num_tokens", "raise")),
+    "trtllm-kv-cache-takes-free-memory": (
+        "[TensorRT-LLM][INFO] Allocate 69524783104 bytes for k/v cache.",
+        ("tensorrt-llm", "--kv_cache_free_gpu_memory_fraction", "lower")),
+    "cuda-out-of-memory": (
+        "Error initializing vLLM engine: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacty of "
+        "44.35 GiB of which 53.38 MiB is free.", ("vllm", "--gpu-memory-utilization", "lower")),
+    "nccl-watchdog-timeout": (
+        "(RayWorkerVllm pid=409241) [E ProcessGroupNCCL.cpp:474] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800762 milliseconds "
+        "before timing out.", ("vllm", "--disable-custom-all-reduce", "set")),
+    "flash-attention-needs-ampere": (
+        "text-generation-launcher RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+        ("tgi", "USE_FLASH_ATTENTION=False", "set")),
+    "vllm-max-model-len-over-derived": (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig Value error, User-specified "
+        "max_model_len (65536) is greater than the derived max_model_len (max_position_embeddings=32768.0 or "
+        "model_max_length=None in model's config.json). To allow overriding this maximum, set the env var "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", ("vllm", "--max-model-len", "lower")),
+    "vllm-more-gpus-than-available": (
+        "WARNING 02-02 19:54:20 ray_utils.py:315] The number of required GPUs exceeds the total number of available "
+        "GPUs in the placement group.", ("vllm", "--tensor-parallel-size", "lower")),
+    "chat-template-missing": (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'As of transformers v4.44, default chat "
+        "template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.' vllm",
+        ("vllm", "--chat-template", "set")),
+    "trust-remote-code-required": (
+        "sglang ValueError: Loading moonshotai/Kimi-K2.5 requires you to execute the configuration file in that repo on "
+        "your local machine. Make sure you have read the code there to avoid malicious use, then set the option "
+        "`trust_remote_code=True` to remove this error.", ("sglang", "--trust-remote-code", "set")),
+    "tgi-prefill-tokens-below-max-input": (
+        "Error: ArgumentValidation(\"`max_batch_prefill_tokens` must be >= `max_input_tokens`. Given: 4096 and 8191\")",
+        ("tgi", "--max-batch-prefill-tokens", "raise")),
+    "llamacpp-context-below-training": (
+        "llama_new_context_with_model: n_ctx_per_seq (4096) < n_ctx_train (131072) -- the full capacity of the model "
+        "will not be utilized", ("llama.cpp", "--ctx-size", "raise")),
+    "sglang-kv-pool-full-retract": (
+        "[2024-11-05 16:06:07 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: "
+        "0.0980 -> 0.3487", ("sglang", "--mem-fraction-static", "raise")),
+    "trtllm-prompt-beyond-max-seq-len": (
+        "ValueError: Deduced max_tokens -12 is less than 0, becauseprompt length 8200 plus query length 0 is larger than "
+        "max_seq_len 8188", ("tensorrt-llm", "--max_seq_len", "raise")),
+    "quantization-differs-from-model-config": (
+        "ValueError: Quantization method specified in the model config (gptq) does not match the quantization method "
+        "specified in the `quantization` argument (gptq_marlin). vllm 0.5.4", ("vllm", "--quantization", "set")),
+    "vllm-dtype-unsupported-by-quantization": (
+        'File "/work/vllm-github/vllm/model_executor/model_loader.py", line 84, in get_model raise ValueError( '
+        "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]",
+        ("vllm", "--dtype", "set")),
+    "cuda-graph-capture-unsupported-operation": (
+        "File \"/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py\", line 1426, in capture_model "
+        "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        ("vllm", "--enforce-eager", "set")),
+}
+
+
+def _actions(text: str) -> tuple[list[str], list[dict]]:
+    rec, matches = known_failures.match(text)
+    return [m.signature.id for m in matches], [a for m in matches[:3] for a in known_failures.actions(m, rec)]
+
+
+def test_every_catalogued_signature_has_a_real_error_string_here():
+    assert set(EXAMPLES) == {s.id for _, s in failures.signatures()}
+
+
+@pytest.mark.parametrize("sig_id", sorted(EXAMPLES))
+def test_each_signature_is_recognised_from_its_real_error_and_answered_with_its_fix(sig_id):
+    text, (engine, flag, direction) = EXAMPLES[sig_id]
+    ids, actions = _actions(text)
+    assert sig_id in ids
+    assert any(a["engine"] == engine and a["flag"] == flag and a["direction"] == direction for a in actions), actions
+
+
+def test_the_issue_example_sets_max_model_len_to_what_the_kv_cache_holds_and_shows_the_ratio():
+    _, actions = _actions(EXAMPLES["vllm-kv-cache-below-max-model-len"][0])
+    lower = next(a for a in actions if a["flag"] == "--max-model-len")
+    assert lower["value"] == "3664" and "4096" in lower["arithmetic"]
+    raise_ = next(a for a in actions if a["flag"] == "--gpu-memory-utilization")
+    assert raise_["direction"] == "raise" and "4096 / 3664 = 1.12x" in raise_["arithmetic"]
+
+
+def test_a_context_beyond_the_models_config_is_capped_at_the_length_the_config_derives():
+    _, actions = _actions(EXAMPLES["vllm-max-model-len-over-derived"][0])
+    assert [(a["flag"], a["value"]) for a in actions][:2] == [("--max-model-len", "32768"),
+                                                              ("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "1")]
+
+
+def test_a_value_the_message_names_is_the_one_to_set():
+    _, actions = _actions(EXAMPLES["vllm-dtype-unsupported-by-quantization"][0])
+    assert (actions[0]["flag"], actions[0]["value"]) == ("--dtype", "float16")
+    _, actions = _actions(EXAMPLES["quantization-differs-from-model-config"][0])
+    assert (actions[0]["flag"], actions[0]["value"]) == ("--quantization", "gptq")
+
+
+def test_the_prefill_budget_is_raised_to_the_longest_input_the_launcher_names():
+    _, actions = _actions(EXAMPLES["tgi-prefill-tokens-below-max-input"][0])
+    assert [(a["flag"], a["direction"], a["value"]) for a in actions] == [
+        ("--max-batch-prefill-tokens", "raise", "8191"), ("--max-input-tokens", "lower", "4096")]
+
+
+def test_the_dtype_fix_comes_from_the_engine_profile_for_the_gpus_compute_capability():
+    _, actions = _actions(EXAMPLES["vllm-bfloat16-needs-sm80"][0])
+    dtype = next(a for a in actions if a["flag"] == "--dtype")
+    vllm = profiles.profile("vllm")
+    assert at_least("7.0", vllm.dtypes[dtype["value"]].min_cc) and not at_least("7.0", vllm.dtypes["bfloat16"].min_cc)
+    assert "7.0" in dtype["arithmetic"]
+
+
+def test_a_quantization_the_gpu_lacks_is_replaced_by_one_the_profile_has_kernels_for():
+    _, actions = _actions(EXAMPLES["vllm-quantization-needs-newer-gpu"][0])
+    quant = next(a for a in actions if a["flag"] == "--quantization")
+    assert quant["value"] != "awq"
+    assert at_least("7.0", profiles.profile("vllm").quantization[quant["value"]].min_cc)
+
+
+def test_the_marlin_kernel_the_message_names_is_the_value_to_set():
+    _, actions = _actions(EXAMPLES["vllm-marlin-kernel-available"][0])
+    assert next(a for a in actions if a["flag"] == "--quantization")["value"] == "awq_marlin"
+
+
+def test_a_gpu_independent_pattern_applies_without_a_gpu_but_not_on_a_gpu_that_has_the_kernels():
+    fmha = "[TensorRT-LLM][ERROR] Assertion failed: Unsupported architecture (cpp/tensorrt_llm/kernels/fmhaRunner.cpp:87)"
+    assert "trtllm-fmha-unsupported-architecture" in _actions(fmha)[0]
+    assert "trtllm-fmha-unsupported-architecture" not in _actions(f"NVIDIA H100 80GB HBM3 {fmha}")[0]
+
+
+def test_tensor_parallel_size_is_the_largest_divisor_of_the_heads_that_fits_the_gpus():
+    _, actions = _actions(EXAMPLES["vllm-heads-not-divisible-by-tp"][0])
+    assert next(a for a in actions if a["flag"] == "--tensor-parallel-size")["value"] == "5"
+
+
+def test_an_out_of_memory_lowers_the_memory_fraction_by_the_share_the_allocation_lacked():
+    _, actions = _actions(EXAMPLES["cuda-out-of-memory"][0])
+    fraction = next(a for a in actions if a["engine"] == "vllm" and a["flag"] == "--gpu-memory-utilization")
+    default = profiles.profile("vllm").memory_fraction.default
+    assert float(fraction["value"]) < default and str(default) in fraction["arithmetic"]
+
+
+def test_an_out_of_memory_during_cuda_graph_capture_puts_eager_mode_first():
+    _, actions = _actions("vLLM Capturing cudagraphs for decoding. torch.OutOfMemoryError: CUDA out of memory.")
+    assert actions[0]["flag"] == "--enforce-eager"
+
+
+def test_flags_are_spelt_as_the_release_in_the_text_spells_them():
+    old = "text-generation-inference:1.4.5 `max_input_length` must be < `max_total_tokens`"
+    new = "text-generation-inference:2.0.0 `max_input_tokens` must be < `max_total_tokens`"
+    assert any(a["flag"] == "--max-input-length" for a in _actions(old)[1])
+    assert any(a["flag"] == "--max-input-tokens" for a in _actions(new)[1])
+    flashinfer = "sglang 0.2.12 GPU 0: Tesla T4 flashinfer crash"
+    flags = [a["flag"] for a in _actions(flashinfer)[1]]
+    assert "--disable-flashinfer" in flags and "--attention-backend" not in flags
+
+
+def test_an_upgrade_is_not_proposed_to_a_release_that_already_has_the_fix():
+    text = "vllm 0.3.5 [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)"
+    assert not any(a["direction"] == "upgrade" for a in _actions(text)[1])
+
+
+def test_a_gpu_bound_failure_needs_the_gpu_to_be_below_its_capability():
+    assert "sglang-flashinfer-on-pre-ampere" not in _actions("sglang on an H100: flashinfer backend selected")[0]
+
+
+def test_the_parser_reads_engine_version_gpu_and_capability_from_a_traceback():
+    rec = recognise("INFO api_server.py:149] vLLM API server version 0.4.0.post1 ... Your Tesla T4 GPU has compute "
+                    "capability 7.5. ValueError: Bfloat16 is only supported")
+    assert (rec.engine, rec.version, rec.compute_capability, rec.exception) == ("vllm", "0.4.0.post1", "7.5", "ValueError")
+    assert rec.gpu is not None and rec.gpu.name.startswith("Tesla T4")
+
+
+def test_a_flag_the_engine_profile_lacks_is_a_catalog_load_error(tmp_path: Path):
+    bad = {"engine": "vllm", "about": "a misspelt flag key",
+           "signatures": [{"id": "bad-flag", "title": "bad flag", "kind": "memory", "patterns": ["x"],
+                           "source": "https://example.org/x",
+                           "fixes": {"vllm": [{"knob": "gpu_mem_util", "direction": "lower", "why": "misspelt on purpose"}]}}]}
+    path = tmp_path / "vllm.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(CatalogError, match="no flag key 'gpu_mem_util'"):
+        load_file(path)
+    bad["signatures"][0]["fixes"]["vllm"][0] = {"knob": "max_model_len", "direction": "shrink", "why": "not a direction"}
+    path.write_text(json.dumps(bad))
+    with pytest.raises(CatalogError, match="direction"):
+        load_file(path)
+
+
+def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_a_blind_split():
+    cases = [json.loads(line) for line in ERRORS.read_text(encoding="utf-8").splitlines()]
+    assert len(cases) >= 40 and len({c["url"] for c in cases}) == len(cases)
+    assert {c["split"] for c in cases} == {"dev", "validation", "blind"}
+    assert sum(c["split"] == "blind" for c in cases) >= 20
+    assert all(c["fixes"] and c["resolution"] and c["error"] for c in cases)
+
+
+@pytest.mark.django_db
+def test_a_pasted_error_is_answered_fix_first_with_the_recognised_setup_and_what_is_missing():
+    result = diagnose(EXAMPLES["vllm-kv-cache-below-max-model-len"][0])
+    top = result["findings"][0]
+    assert top["kind"] == "known_failure" and top["signature"] == "vllm-kv-cache-below-max-model-len"
+    assert top["actions"][0]["flag"] == "--max-model-len" and top["source"]["url"].startswith("https://")
+    assert result["recognised"]["engine"] == "vllm" and "the engine version" in result["missing"]
+    explains = known_failures.match(result["query"])[1][0].signature.explains
+    assert {f["technique"] for f in result["findings"][1:]} <= set(explains)
+    assert error_hit(result, {"engine": "vllm", "fixes": [{"flag": "--max-model-len", "direction": "lower"}]})
+
+
+@pytest.mark.django_db
+def test_an_unknown_log_gets_no_unrelated_technique_and_is_asked_for_the_missing_details():
+    result = diagnose("Traceback (most recent call last): KeyError: 'model.embed_tokens.weight'")
+    assert result["findings"] == [] and result["answered"] is False
+    assert "the engine version" in result["message"] and "the full error" in result["message"]
+
+
+@pytest.mark.django_db
+def test_the_api_returns_the_fix_fields_for_a_pasted_error():
+    response = APIClient().post("/api/diagnose", {"query": EXAMPLES["tgi-prefill-tokens-do-not-fit"][0]}, format="json")
+    assert response.status_code == 200
+    action = response.json()["findings"][0]["actions"][0]
+    assert (action["flag"], action["direction"], action["value"]) == ("--max-batch-prefill-tokens", "lower", "2048")
+    assert {"arithmetic", "source", "why", "since", "engine"} <= set(action)
+
+
+@pytest.mark.django_db
+def test_the_command_prints_the_fix_with_its_number_before_anything_else():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("diagnose", EXAMPLES["vllm-kv-cache-below-max-model-len"][0], stdout=out)
+    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    assert lines[0].startswith("recognised: vllm")
+    assert lines[1].startswith("1. ") and lines[2].strip() == "fix: vllm: lower --max-model-len 3664"
+
+
+@pytest.mark.django_db
+def test_the_page_shows_the_fix_and_its_number_before_the_source_and_the_literature():
+    from django.template.loader import render_to_string
+
+    text = EXAMPLES["vllm-kv-cache-below-max-model-len"][0]
+    html = render_to_string("frontend/diagnose.html", {"q": text, "result": diagnose(text), "max_chars": 2000})
+    fix, source = html.index("--max-model-len 3664"), html.index("Where the message comes from")
+    assert fix < source and "4096 / 3664 = 1.12x" in html
+    assert "What papers measured" not in html or source < html.index("What papers measured")

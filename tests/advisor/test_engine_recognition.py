@@ -1,0 +1,35 @@
+"""Which engine a pasted log comes from, read from the engine's own naming: module paths in a traceback,
+launcher and binary names, log prefixes and C/C++ symbols — and, where two engines are named, the one with
+the stronger evidence (a vLLM traceback that loads a GGUF file is vLLM's)."""
+from __future__ import annotations
+
+import pytest
+
+from advisor.error_text import engine_of
+
+LOGS = [
+    ('File "/usr/local/lib/python3.10/site-packages/vllm/worker/worker.py", line 150, in determine_num_available_blocks',
+     "vllm"),
+    ("(VllmWorkerProcess pid=1234) ERROR multiproc_worker_utils.py:226] Exception in worker", "vllm"),
+    ("[2024-10-01 12:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):", "sglang"),
+    ('File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 92', "sglang"),
+    ("2024-05-01T10:00:00.000000Z ERROR text_generation_launcher: Shard 0 failed to start", "tgi"),
+    ("2024-05-01T10:00:00.000000Z ERROR shard-manager: text_generation_server.cli: Error when initializing model", "tgi"),
+    ("2024-05-01T10:00:00Z  WARN text_generation_router: router/src/main.rs:372: Inferred max batch total tokens", "tgi"),
+    ("[TensorRT-LLM][ERROR] Assertion failed: Input length (2048) + max new tokens (512) > max sequence length", "tensorrt-llm"),
+    ("trtllm-build --checkpoint_dir ./ckpt --output_dir ./engine --gemm_plugin auto", "tensorrt-llm"),
+    ("llm_load_tensors: offloaded 33/33 layers to GPU\nllama_new_context_with_model: n_ctx = 4096", "llama.cpp"),
+    ("./llama-server -m model.gguf -c 8192 -ngl 99", "llama.cpp"),
+    ("ggml/src/ggml-cuda.cu:70: CUDA error", "llama.cpp"),
+    ('File "/opt/venv/lib/python3.11/site-packages/vllm/model_executor/model_loader/loader.py": gguf file has no '
+     "tokenizer", "vllm"),
+]
+
+
+@pytest.mark.parametrize(("text", "engine"), LOGS)
+def test_the_engine_is_read_from_its_own_names_in_the_log(text: str, engine: str):
+    assert engine_of(text) == engine
+
+
+def test_text_that_names_no_engine_is_left_unrecognised():
+    assert engine_of("RuntimeError: CUDA error: an illegal memory access was encountered") is None
