@@ -341,6 +341,8 @@ class Handler(BaseHTTPRequestHandler):
         except RequestError as exc:
             self._error(exc.status, str(exc), exc.param, code=exc.code,
                         close=self.close_connection or exc.status in (411, 413))
+            if exc.status == 413:
+                self._discard_unread()
         except ValueError as exc:
             self._error(400, str(exc))
         except TimeoutError:
@@ -351,6 +353,15 @@ class Handler(BaseHTTPRequestHandler):
             self._error(500, f"internal error while reading the request: {type(exc).__name__}", kind="server_error",
                         close=True)
         return None
+
+    def _discard_unread(self) -> None:
+        """Read and drop what the client is still sending, until it stops or the request's deadline: a client
+        that sends its whole body before reading (most do) would otherwise meet a reset, not the 413."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            while self.rfile.read1(65536):
+                pass
 
     def _read_json(self) -> dict[str, Any]:
         """The body as a JSON object. Content-Length must be given as plain digits and be at most

@@ -82,6 +82,12 @@ def test_a_body_over_the_cap_gets_413_before_it_is_sent(server):
     assert status == 413 and "at most 8388608" in error["message"] and took < 1.0
 
 
+def test_a_client_that_sends_an_oversized_body_anyway_reads_the_413(server):
+    srv, base = server
+    r = requests.post(f"{base}/v1/completions", data=b"x" * (srv.limits.max_body_bytes + 1), timeout=30)
+    assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_large"
+
+
 @pytest.mark.parametrize("header,status", [
     (b"Content-Length: -1\r\n", 400),
     (b"Content-Length: abc\r\n", 400),
