@@ -21,6 +21,7 @@ from inference.models.fused_decode import enable_fused_decode
 from inference.sampling_params import SamplingParams
 from inference.scheduler import Scheduler
 from inference.sequence import Sequence, SequenceStatus, TokenLogprob
+from inference.tokenizer_pool import TokenizerPool
 
 
 @dataclass
@@ -85,16 +86,18 @@ class LLMEngine:
         self.scheduler = Scheduler(self.block_manager, config.max_num_seqs, config.max_num_batched_tokens)
         self.stats = EngineStats()
         # HTTP threads tokenize while the loop thread detokenizes; HF fast tokenizers are not safe to share
-        # across threads without this (their Rust side can raise "Already borrowed").
+        # across threads without this (their Rust side can raise "Already borrowed"). Long prompts are
+        # encoded with private copies instead (tokenizer_pool.py), so they never hold this lock for long.
         self.tokenizer_lock = threading.Lock()
+        self.encoders = TokenizerPool(self.tokenizer, self.tokenizer_lock)
 
     # -- requests ------------------------------------------------------------------------------------
     def tokenize(self, prompt: str | list[int]) -> list[int]:
         if isinstance(prompt, str):
             if self.tokenizer is None:
                 raise ValueError("this model has no tokenizer; pass prompts as lists of token ids")
-            with self.tokenizer_lock:
-                ids: list[int] = self.tokenizer.encode(prompt, add_special_tokens=True)
+            with self.encoders.lend(len(prompt)) as tokenizer:
+                ids: list[int] = tokenizer.encode(prompt, add_special_tokens=True)
                 return ids
         if not all(isinstance(t, int) and 0 <= t < self.model_config.vocab_size for t in prompt):
             raise ValueError(f"token ids must be integers in [0, {self.model_config.vocab_size})")
@@ -105,8 +108,9 @@ class LLMEngine:
         ready for the assistant turn."""
         if self.tokenizer is None or not getattr(self.tokenizer, "chat_template", None):
             raise ValueError("this model has no chat template; use /v1/completions with a plain prompt")
-        with self.tokenizer_lock:
-            ids = self.tokenizer.apply_chat_template(messages, tools=tools, tokenize=True, add_generation_prompt=True)
+        chars = sum(len(m["content"]) for m in messages if isinstance(m.get("content"), str))
+        with self.encoders.lend(chars) as tokenizer:
+            ids = tokenizer.apply_chat_template(messages, tools=tools, tokenize=True, add_generation_prompt=True)
         return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
     def add_request(self, prompt: str | list[int], params: SamplingParams) -> Sequence:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -25,26 +26,46 @@ from inference.sampling_params import SamplingParams
 from inference.sequence import Sequence
 
 
+class _Compiling:
+    """One cache entry: the grammar (or the error) of one spec, ready once `done` is set."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.grammar: Any = None
+        self.error: ValueError | None = None
+
+
 class GuidedDecoding:
-    """Compiles schemas (cached by their canonical JSON) and masks logits for guided sequences."""
+    """Compiles schemas (cached by their canonical JSON) and masks logits for guided sequences.
+
+    Compiling happens outside the cache's lock: a schema that takes a minute to compile holds up only
+    the requests that asked for that same schema (they wait for the one compilation), never those whose
+    grammar is cached or compiles quickly. xgrammar's compiler is safe to call from several threads and
+    releases the GIL while it works. The cache keeps the `CACHE_SIZE` most recently used specs (errors
+    too: a spec that failed once fails again).
+    """
+
+    CACHE_SIZE = 256
 
     def __init__(self, tokenizer: Any, vocab_size: int, stop_token_ids: list[int]) -> None:
         self.tokenizer = tokenizer
         self.vocab_size = vocab_size
         self.stop_token_ids = stop_token_ids
         self._compiler: Any = None  # xgrammar's GrammarCompiler, built on first use
-        self._cache: dict[tuple[str, str], Any] = {}
-        self._lock = threading.Lock()
+        self._compiler_lock = threading.Lock()
+        self._cache: OrderedDict[tuple[str, str], _Compiling] = OrderedDict()
+        self._lock = threading.Lock()  # guards _cache only, never held while compiling
 
     def _get_compiler(self) -> Any:
         import xgrammar as xgr
 
-        if self._compiler is None:
-            info = xgr.TokenizerInfo.from_huggingface(
-                self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids or None
-            )
-            self._compiler = xgr.GrammarCompiler(info, max_threads=2)
-        return self._compiler
+        with self._compiler_lock:
+            if self._compiler is None:
+                info = xgr.TokenizerInfo.from_huggingface(
+                    self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids or None
+                )
+                self._compiler = xgr.GrammarCompiler(info, max_threads=2)
+            return self._compiler
 
     def compile(self, schema: dict[str, Any] | bool) -> Any:
         """Compile once per distinct schema; raises ValueError for a schema xgrammar rejects."""
@@ -59,16 +80,34 @@ class GuidedDecoding:
         return None
 
     def _compiled(self, kind: str, spec: Any) -> Any:
-        key = json.dumps(spec, sort_keys=True)
+        key = (kind, json.dumps(spec, sort_keys=True))
         with self._lock:
-            if (kind, key) not in self._cache:
+            entry = self._cache.get(key)
+            mine = entry is None
+            if entry is None:
+                entry = self._cache[key] = _Compiling()
+            self._cache.move_to_end(key)
+        if mine:
+            try:
                 compiler = self._get_compiler()
-                try:
-                    self._cache[kind, key] = (compiler.compile_json_schema(key, any_whitespace=False)
-                                              if kind == "json_schema" else compiler.compile_structural_tag(key))
-                except (RuntimeError, ValueError) as exc:  # xgrammar's errors subclass these
-                    raise ValueError(f"{kind} cannot be compiled: {exc}") from exc
-            return self._cache[kind, key]
+                entry.grammar = (compiler.compile_json_schema(key[1], any_whitespace=False)
+                                 if kind == "json_schema" else compiler.compile_structural_tag(key[1]))
+            except Exception as exc:  # xgrammar's errors subclass RuntimeError or ValueError; any other must not unguide
+                entry.error = ValueError(f"{kind} cannot be compiled: {exc}")
+            finally:
+                entry.done.set()
+                self._evict()
+        else:
+            entry.done.wait()
+        if entry.error is not None:
+            raise entry.error
+        return entry.grammar
+
+    def _evict(self) -> None:
+        """Drop the least recently used finished entries beyond CACHE_SIZE (ones still compiling stay)."""
+        with self._lock:
+            for key in [k for k, e in self._cache.items() if e.done.is_set()][: max(0, len(self._cache) - self.CACHE_SIZE)]:
+                del self._cache[key]
 
     def attach(self, seq: Sequence) -> None:
         import xgrammar as xgr

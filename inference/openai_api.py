@@ -12,16 +12,21 @@ xgrammar structural tag built from the tools' JSON schemas, so their arguments a
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, cast
 
 from inference.engine import LLMEngine
-from inference.sampling_params import MAX_LOGPROBS, SamplingParams
+from inference.request_limits import ServerLimits, check_grammar
+from inference.sampling_params import MAX_LOGPROBS, SEED_MAX, SamplingParams
 from inference.sequence import TokenLogprob
 
 MAX_N = 16  # choices per request: each is a sequence in the running batch
+MAX_STOP = 16  # stop strings per request: each is searched for after every token
+MAX_TOOLS = 128  # functions per request: each becomes two tags of the tool-call grammar
+ROLES = ("system", "developer", "user", "assistant", "tool")
 CALL_START = re.compile(r'<tool_call>\s*|(?=\{"name":)')
 CALL_END = re.compile(r"\s*</tool_call>")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -63,8 +68,11 @@ class ParsedRequest:
     logprobs: int | None = None  # alternatives per token when log-probabilities were asked for
 
 
-def parse_request(engine: LLMEngine, body: dict[str, Any], chat: bool, model_names: set[str]) -> ParsedRequest:
-    """Validate an OpenAI body against what this server does; RequestError says what and where."""
+def parse_request(engine: LLMEngine, body: dict[str, Any], chat: bool, model_names: set[str],
+                  limits: ServerLimits | None = None, max_prompt_chars: int | None = None) -> ParsedRequest:
+    """Validate an OpenAI body against what this server does; RequestError says what and where.
+    `max_prompt_chars`: a longer prompt text is refused before it is tokenized (request_limits.py)."""
+    limits = limits or ServerLimits()
     allowed = CHAT_FIELDS if chat else COMPLETION_FIELDS
     for key, value in body.items():
         if key not in allowed:
@@ -75,6 +83,13 @@ def parse_request(engine: LLMEngine, body: dict[str, Any], chat: bool, model_nam
             raise RequestError(f"'{key}' = {json.dumps(value)} is not supported; only "
                                f"{' or '.join(json.dumps(v) for v in OFF_VALUES[key])}", key)
     model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise RequestError("'model' must be a string", "model")
+    for key in ("stream", "ignore_eos"):
+        if body.get(key) is not None and not isinstance(body[key], bool):
+            raise RequestError(f"'{key}' must be a boolean", key)
+    if body.get("user") is not None and not isinstance(body["user"], str):
+        raise RequestError("'user' must be a string", "user")
     if model is not None and model not in model_names:
         raise RequestError(f"The model '{model}' does not exist; this server serves {sorted(model_names)}", "model",
                            status=404, code="model_not_found")
@@ -83,17 +98,29 @@ def parse_request(engine: LLMEngine, body: dict[str, Any], chat: bool, model_nam
     if options is not None and (not stream or not isinstance(options, dict) or set(options) - {"include_usage"}):
         raise RequestError("stream_options needs stream=true and takes only {'include_usage': bool}", "stream_options")
     tools, tool_choice = parse_tools(engine, body) if chat else ([], "none")
-    prompt = parse_prompt(engine, body, chat, tools if tool_choice != "none" else [])
-    logprobs = parse_logprobs(body, chat)
     grammar = guidance(body, tools, tool_choice)
+    grammar_param = "tools" if "structural_tag" in grammar else "json_schema" if "json_schema" in body else \
+        "response_format"
+    for spec in grammar.values():
+        try:
+            check_grammar(spec, limits.max_schema_bytes)
+        except ValueError as exc:
+            raise RequestError(str(exc), grammar_param) from exc
     n = integer(body, "n", 1)
     if not 1 <= n <= MAX_N:
         raise RequestError(f"n must be in [1, {MAX_N}]", "n")
+    prompt = parse_prompt(engine, body, chat, tools if tool_choice != "none" else [], max_prompt_chars)
+    logprobs = parse_logprobs(body, chat)
     base = sampling(body, engine.config.max_model_len, len(prompt), default_max_tokens=1024 if chat else 16,
                     logprobs=logprobs, grammar=grammar)
-    choices = [base if base.seed is None or i == 0 else replace_seed(base, base.seed + i) for i in range(n)]
+    # choice i samples with seed + i, wrapping within the seeds torch accepts
+    choices = [base if base.seed is None or i == 0 else replace_seed(base, (base.seed + i) % (SEED_MAX + 1))
+               for i in range(n)]
     if base.guided and engine.guided is not None:
-        engine.guided.compile_params(base)  # compile here so a bad schema is a 400, not a failed stream
+        try:  # compile here so a bad schema is a 400, not a failed stream
+            engine.guided.compile_params(base)
+        except ValueError as exc:
+            raise RequestError(str(exc), grammar_param) from exc
     return ParsedRequest(chat, prompt, choices, stream, bool((options or {}).get("include_usage")),
                          tool_names=tuple(t["function"]["name"] for t in tools) if tool_choice != "none" else (),
                          logprobs=logprobs)
@@ -117,8 +144,8 @@ def number(body: dict[str, Any], key: str, default: float) -> float:
     value = body.get(key)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RequestError(f"'{key}' must be a number", key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise RequestError(f"'{key}' must be a finite number", key)
     return float(value)
 
 
@@ -154,6 +181,8 @@ def sampling(body: dict[str, Any], max_model_len: int, prompt_len: int, default_
                            f"{prompt_len + max_tokens} tokens ({prompt_len} in the prompt, {max_tokens} in the "
                            f"completion); '{key}' can be at most {room} here.", key)
     stop = body.get("stop") or []
+    if isinstance(stop, list) and len(stop) > MAX_STOP:
+        raise RequestError(f"'stop' takes at most {MAX_STOP} strings", "stop")
     try:
         return SamplingParams(
             max_tokens=max_tokens, temperature=number(body, "temperature", 1.0), top_p=number(body, "top_p", 1.0),
@@ -184,6 +213,11 @@ def guidance(body: dict[str, Any], tools: list[dict[str, Any]], tool_choice: Any
             raise RequestError("response_format.type must be 'text', 'json_object' or 'json_schema'", "response_format")
     if body.get("json_schema") is not None:
         schema = body["json_schema"]
+        if isinstance(schema, str):  # vLLM's extension takes the schema as a JSON string too
+            try:
+                schema = json.loads(schema)
+            except (ValueError, RecursionError) as exc:
+                raise RequestError("'json_schema' is a string that is not valid JSON", "json_schema") from exc
     if tool_choice == "none" or (tool_choice == "auto" and not tools):
         return {"json_schema": schema} if schema is not None else {}
     if schema is not None:
@@ -222,6 +256,8 @@ def parse_tools(engine: LLMEngine, body: dict[str, Any]) -> tuple[list[dict[str,
     tools = body.get("tools") or []
     if not isinstance(tools, list):
         raise RequestError("'tools' must be a list of {type: 'function', function: {...}}", "tools")
+    if len(tools) > MAX_TOOLS:
+        raise RequestError(f"'tools' may list at most {MAX_TOOLS} functions", "tools")
     names = []
     for tool in tools:
         fn = tool.get("function") if isinstance(tool, dict) and tool.get("type") == "function" else None
@@ -233,11 +269,12 @@ def parse_tools(engine: LLMEngine, body: dict[str, Any]) -> tuple[list[dict[str,
         names.append(fn["name"])
     choice = body.get("tool_choice") or ("auto" if tools else "none")
     if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name") if choice.get("type") == "function" else None
-        if name not in names:
+        function = choice.get("function") if choice.get("type") == "function" else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or name not in names:
             raise RequestError(f"tool_choice names function {name!r}, which is not among the tools {names}",
                                "tool_choice")
-    elif choice not in ("none", "auto", "required"):
+    elif not isinstance(choice, str) or choice not in ("none", "auto", "required"):
         raise RequestError("tool_choice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}",
                            "tool_choice")
     if choice != "none" and not tools:
@@ -256,14 +293,16 @@ def parse_messages(messages: Any) -> list[dict[str, Any]]:
         raise RequestError("'messages' must be a non-empty list of {role, content} objects", "messages")
     out = []
     for m in messages:
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-            raise RequestError("each message needs a string 'role'", "messages")
+        if not isinstance(m, dict) or m.get("role") not in ROLES:
+            raise RequestError(f"each message needs a 'role', one of {', '.join(ROLES)}", "messages")
         content = m.get("content")
         if isinstance(content, list):
             parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
             content = "".join(p for p in parts if isinstance(p, str)) if len(parts) == len(content) else None
         message: dict[str, Any] = {"role": m["role"], "content": content}
         calls = m.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise RequestError("a message's 'tool_calls' must be a list", "messages")
         if m["role"] == "assistant" and calls:
             message["tool_calls"] = [past_tool_call(c) for c in calls]
             message["content"] = content or ""
@@ -289,10 +328,18 @@ def past_tool_call(call: Any) -> dict[str, Any]:
     return {"id": call.get("id"), "type": "function", "function": {"name": fn["name"], "arguments": arguments}}
 
 
-def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool, tools: list[dict[str, Any]]) -> list[int]:
+def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool, tools: list[dict[str, Any]],
+                 max_chars: int | None = None) -> list[int]:
+    """Token ids of the request's prompt; a text longer than `max_chars` is refused before tokenizing."""
+    limit = engine.config.max_model_len
+    param = "messages" if chat else "prompt"
     try:
         if chat:
-            return engine.chat_prompt(parse_messages(body.get("messages")), tools=tools or None)
+            messages = parse_messages(body.get("messages"))
+            chars = sum(len(m["content"]) for m in messages)
+            if max_chars is not None and chars > max_chars:
+                raise RequestError(too_long(f"{chars} characters", limit, max_chars), param)
+            return check_length(engine.chat_prompt(messages, tools=tools or None), limit, param)
         prompt = body.get("prompt")
         if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
             prompt = prompt[0]
@@ -300,15 +347,27 @@ def parse_prompt(engine: LLMEngine, body: dict[str, Any], chat: bool, tools: lis
         if not (isinstance(prompt, str) and prompt) and not token_ids:
             raise RequestError("'prompt' must be a non-empty string or a list of token ids (one prompt per request)",
                                "prompt")
-        ids = engine.tokenize(cast("str | list[int]", prompt))
+        given = cast("str | list[int]", prompt)
+        if isinstance(given, list):
+            check_length(given, limit, param)
+        elif max_chars is not None and len(given) > max_chars:
+            raise RequestError(too_long(f"{len(given)} characters", limit, max_chars), param)
+        return check_length(engine.tokenize(given), limit, param)
     except RequestError:
         raise
     except ValueError as exc:
-        raise RequestError(str(exc), "messages" if chat else "prompt") from exc
-    if len(ids) >= engine.config.max_model_len:
-        raise RequestError(f"prompt has {len(ids)} tokens; the limit is max_model_len={engine.config.max_model_len} "
-                           "- 1", "messages" if chat else "prompt")
+        raise RequestError(str(exc), param) from exc
+
+
+def check_length(ids: list[int], max_model_len: int, param: str) -> list[int]:
+    if len(ids) >= max_model_len:
+        raise RequestError(f"prompt has {len(ids)} tokens; the limit is max_model_len={max_model_len} - 1", param)
     return ids
+
+
+def too_long(size: str, max_model_len: int, max_chars: int) -> str:
+    return (f"prompt has {size}; no text over {max_chars} characters fits in max_model_len={max_model_len} tokens "
+            "with this tokenizer, so it was not tokenized")
 
 
 # -- responses -------------------------------------------------------------------------------------------

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_LOGPROBS = 20  # alternatives per token, as OpenAI's top_logprobs allows
+# torch.Generator.manual_seed takes any integer in [-2**63, 2**64 - 1] (negatives wrap modulo 2**64)
+SEED_MIN, SEED_MAX = -(2**63), 2**64 - 1
+# below this a temperature divides float32 logits into +-inf, and softmax of those is NaN
+MIN_TEMPERATURE = 1e-5
 
 
 @dataclass
@@ -36,17 +41,21 @@ class SamplingParams:
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
             self.stop = [self.stop]
+        if isinstance(self.stop, tuple):
+            self.stop = list(self.stop)
         if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
             raise ValueError(f"max_tokens must be a positive integer, got {self.max_tokens!r}")
-        if not isinstance(self.temperature, int | float) or self.temperature < 0:
-            raise ValueError(f"temperature must be a number >= 0, got {self.temperature!r}")
-        if not isinstance(self.top_p, int | float) or not 0 < self.top_p <= 1:
+        if (not isinstance(self.temperature, int | float) or not math.isfinite(self.temperature)
+                or not (self.temperature == 0 or self.temperature >= MIN_TEMPERATURE)):
+            raise ValueError(f"temperature must be 0 (greedy) or a finite number >= {MIN_TEMPERATURE}, "
+                             f"got {self.temperature!r}")
+        if not isinstance(self.top_p, int | float) or not 0 < self.top_p <= 1:  # NaN fails this comparison too
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
         if not isinstance(self.top_k, int):
             raise ValueError(f"top_k must be an integer (<= 0 disables it), got {self.top_k!r}")
-        if self.seed is not None and not isinstance(self.seed, int):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
-        if not all(isinstance(s, str) and s for s in self.stop):
+        if self.seed is not None and (not isinstance(self.seed, int) or not SEED_MIN <= self.seed <= SEED_MAX):
+            raise ValueError(f"seed must be an integer in [-2**63, 2**64 - 1], got {self.seed!r}")
+        if not isinstance(self.stop, list) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a non-empty string or a list of non-empty strings")
         if isinstance(self.json_schema, str):
             try:

@@ -7,13 +7,20 @@ unfinished, so every concurrent request shares the same forward passes (continuo
 client that disconnects (a write fails, or its socket reads EOF while it waits) gets its sequences
 aborted, which frees their KV blocks at once. Requests are checked by openai_api.py: anything this
 server does not do gets 400 (an unknown model 404) with an OpenAI-style error body.
+
+Public-facing limits (request_limits.ServerLimits): a body over max_body_bytes gets 413 before it is
+read; a body without a usable Content-Length gets 411/400 at once; a request must arrive within
+request_timeout_s of the server starting to wait for it (an idle kept-alive connection is closed after
+that long, and a slow sender gets 408), so a stalled client cannot keep its thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import queue
+import re
 import select
 import socket
 import threading
@@ -35,6 +42,7 @@ from inference.openai_api import (
     parse_request,
     split_tool_calls,
 )
+from inference.request_limits import ServerLimits, longest_token_chars
 from inference.sampling_params import SamplingParams
 from inference.sequence import TokenLogprob
 
@@ -116,9 +124,11 @@ class EngineLoop:
             try:
                 for index in range(first):
                     self._add(pending, index)
-            except ValueError as exc:
+            except Exception as exc:  # ValueError: cannot be admitted (a 400); anything else is a bug (a 500)
                 self._drop(pending)
-                pending.events.put(("error", 0, str(exc)))
+                if not isinstance(exc, ValueError):
+                    traceback.print_exc()
+                pending.events.put(("error" if isinstance(exc, ValueError) else "fail", 0, str(exc)))
                 continue
             pending.events.put(("accepted", 0, None))
         while True:
@@ -157,7 +167,7 @@ class EngineLoop:
                     for sibling in pending.held:
                         self._add(pending, sibling)
                     pending.held.clear()
-                except ValueError as exc:
+                except Exception as exc:  # the request fails, not the loop
                     self._drop(pending)
                     pending.events.put(("fail", 0, f"could not admit every choice: {exc}"))
                     continue
@@ -206,26 +216,69 @@ class EngineLoop:
 
 # -- HTTP ------------------------------------------------------------------------------------------------
 
+DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+class DeadlineReader(io.RawIOBase):
+    """A connection's read side that raises TimeoutError once `deadline` (time.monotonic) has passed, however
+    the bytes trickle in; between reads the socket keeps `idle_s` as its timeout (which bounds writes)."""
+
+    def __init__(self, sock: socket.socket, idle_s: float) -> None:
+        self.sock = sock
+        self.idle_s = idle_s
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.idle_s if self.deadline is None else self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.sock.settimeout(left)
+        try:
+            return self.sock.recv_into(buffer)
+        finally:
+            self.sock.settimeout(self.idle_s)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: InferenceServer
+
+    def setup(self) -> None:
+        super().setup()
+        idle_s = self.server.limits.request_timeout_s
+        self.connection.settimeout(idle_s)
+        self.reader = DeadlineReader(self.connection, idle_s)
+        self.rfile = io.BufferedReader(self.reader)
+
+    def handle_one_request(self) -> None:
+        """One request, which must arrive in full within request_timeout_s of now."""
+        self.reader.deadline = time.monotonic() + self.server.limits.request_timeout_s
+        super().handle_one_request()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         if self.server.verbose:
             super().log_message(format, *args)
 
     # plumbing
-    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+    def _send_json(self, status: int, payload: dict[str, Any], close: bool = False) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(data)
 
     def _error(self, status: int, message: str, param: str | None = None, kind: str = "invalid_request_error",
-               code: str | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "param": param, "code": code}})
+               code: str | None = None, close: bool = False) -> None:
+        """An OpenAI error body; `close` when the rest of the connection's bytes cannot be trusted (a body
+        left unread or cut short), so they are never read as the next request."""
+        self._send_json(status, {"error": {"message": message, "type": kind, "param": param, "code": code}}, close)
 
     def _client_gone(self) -> bool:
         try:
@@ -258,23 +311,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         if self.path not in ("/v1/completions", "/v1/chat/completions"):
-            self._error(404, f"no route {self.path}", kind="not_found_error")
+            self._error(404, f"no route {self.path}", kind="not_found_error", close=True)
             return
         chat = self.path == "/v1/chat/completions"
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"null")
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise RequestError(f"request body is not valid JSON: {exc}") from exc
-            if not isinstance(body, dict):
-                raise RequestError("request body must be a JSON object")
-            request = parse_request(self.server.loop.engine, body, chat, self.server.model_names)
-        except RequestError as exc:
-            self._error(exc.status, str(exc), exc.param, code=exc.code)
-            return
-        except ValueError as exc:
-            self._error(400, str(exc))
+        request = self._parse(chat)
+        if request is None:
             return
         pending = Pending(request.prompt, request.choices)
         self.server.loop.submit(pending)
@@ -282,11 +323,74 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "error":
             self._error(400, value)
             return
+        if kind == "fail":
+            self._error(500, value, kind="server_error")
+            return
         answer = Answer(self.server, request, ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24])
         if request.stream:
             self._stream(pending, answer)
         else:
             self._complete(pending, answer)
+
+    def _parse(self, chat: bool) -> ParsedRequest | None:
+        """The validated request, or None once an error answer has been sent (never an empty reply)."""
+        try:
+            body = self._read_json()
+            return parse_request(self.server.loop.engine, body, chat, self.server.model_names, self.server.limits,
+                                 self.server.max_prompt_chars)
+        except RequestError as exc:
+            self._error(exc.status, str(exc), exc.param, code=exc.code,
+                        close=self.close_connection or exc.status in (411, 413))
+            if exc.status == 413:
+                self._discard_unread()
+        except ValueError as exc:
+            self._error(400, str(exc))
+        except TimeoutError:
+            self._error(408, f"the request did not arrive within {self.server.limits.request_timeout_s:g} s",
+                        code="request_timeout", close=True)
+        except Exception as exc:  # a bug: say so as a 500 rather than drop the connection with no answer
+            traceback.print_exc()
+            self._error(500, f"internal error while reading the request: {type(exc).__name__}", kind="server_error",
+                        close=True)
+        return None
+
+    def _discard_unread(self) -> None:
+        """Read and drop what the client is still sending, until it stops or the request's deadline: a client
+        that sends its whole body before reading (most do) would otherwise meet a reset, not the 413."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            while self.rfile.read1(65536):
+                pass
+
+    def _read_json(self) -> dict[str, Any]:
+        """The body as a JSON object. Content-Length must be given as plain digits and be at most
+        max_body_bytes; the body is not read otherwise (the connection is closed after the answer)."""
+        limit = self.server.limits.max_body_bytes
+        if self.headers.get("Transfer-Encoding") is not None:
+            raise RequestError("send the body with a Content-Length (Transfer-Encoding is not supported)",
+                               status=411, code="length_required")
+        given = self.headers.get_all("Content-Length") or []
+        if not given:
+            raise RequestError("Content-Length is required", status=411, code="length_required")
+        if len(set(given)) > 1 or not DIGITS.fullmatch(given[0].strip()):
+            self.close_connection = True
+            raise RequestError(f"Content-Length must be one non-negative integer, got {', '.join(given)!r}")
+        length = int(given[0])
+        if length > limit:
+            raise RequestError(f"request body is {length} bytes; this server accepts at most {limit}",
+                               status=413, code="request_too_large")
+        data = self.rfile.read(length)
+        if len(data) < length:
+            self.close_connection = True
+            raise RequestError(f"request body ended after {len(data)} of {length} bytes")
+        try:
+            body = json.loads(data or b"null", parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, NaN, too deep, too many digits
+            raise RequestError(f"request body is not valid JSON: {exc}") from exc
+        if not isinstance(body, dict):
+            raise RequestError("request body must be a JSON object")
+        return body
 
     def _wait(self, pending: Pending) -> tuple[str, int, Any] | None:
         """Next event, or None (after aborting) when the client has gone away (checked every 0.2 s)."""
@@ -315,8 +419,8 @@ class Handler(BaseHTTPRequestHandler):
             if kind == "done":
                 outputs[index] = value
         if len(outputs) == len(pending.choices):
-            # a client that left just as its answer was ready: nothing is left to free
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            # a client that left (or stopped reading) just as its answer was ready: nothing is left to free
+            with contextlib.suppress(OSError):
                 self._send_json(200, answer.whole([outputs[i] for i in range(len(outputs))]))
 
     def _stream(self, pending: Pending, answer: Answer) -> None:
@@ -346,12 +450,17 @@ class Handler(BaseHTTPRequestHandler):
                     self._sse(answer.usage_chunk([outputs[i] for i in range(len(outputs))]))
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the client left, or stopped reading for request_timeout_s
+            self.close_connection = True
             self.server.loop.abort(pending)
 
     def _sse(self, payload: dict[str, Any]) -> None:
         self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
         self.wfile.flush()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 class Answer:
@@ -470,7 +579,12 @@ class InferenceServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], engine: LLMEngine, model_name: str, verbose: bool = False,
-                 aliases: tuple[str, ...] = ()) -> None:
+                 aliases: tuple[str, ...] = (), limits: ServerLimits | None = None) -> None:
+        self.limits = limits or ServerLimits()
+        tokenizer = engine.tokenizer
+        # a prompt text longer than this cannot fit max_model_len tokens: refused without tokenizing it
+        self.max_prompt_chars = (engine.config.max_model_len * longest_token_chars(tokenizer)
+                                 if tokenizer is not None else None)
         super().__init__(address, Handler)
         self.loop = EngineLoop(engine)
         self.model_name = model_name
