@@ -49,6 +49,9 @@ class ModelSpec:
     quantization: str | None = None
     weight_bits: float = 16
     tied_embeddings: bool = False
+    unquantized_params: float = 0.0  # block parameters a quantized checkpoint keeps in 16 bit (modules_to_not_convert)
+    sliding_window: int = 0
+    sliding_layers: int = 0
     special: tuple[str, ...] = field(default=())
     base_id: str | None = None
     catalog_id: str | None = None
@@ -99,7 +102,9 @@ def _spec(entry: dict[str, Any], **overrides: Any) -> ModelSpec:
         source=entry["source"], experts=entry.get("experts", 0), experts_per_token=entry.get("experts_per_token", 0),
         kv_lora_rank=entry.get("kv_lora_rank", 0), qk_rope_head_dim=entry.get("qk_rope_head_dim", 0),
         quantization=entry.get("quantization"), weight_bits=float(entry.get("weight_bits", 16)),
-        tied_embeddings=bool(entry.get("tied_embeddings")), special=tuple(entry.get("special", ())),
+        tied_embeddings=bool(entry.get("tied_embeddings")), unquantized_params=float(entry.get("unquantized_params", 0.0)),
+        sliding_window=int(entry.get("sliding_window", 0)), sliding_layers=int(entry.get("sliding_layers", 0)),
+        special=tuple(entry.get("special", ())),
         catalog_id=entry["id"],
     )
     return replace(spec, **overrides) if overrides else spec
@@ -202,6 +207,33 @@ def _first(config: dict[str, Any], *keys: str, default: Any = None) -> Any:
     return default
 
 
+def _sliding_layers(text: dict[str, Any]) -> dict[str, int]:
+    """Layers a config marks `sliding_attention` in `layer_types` (gpt-oss alternates them with full attention)
+    and their window; {} for a model without per-layer types, whose every layer attends to the whole sequence."""
+    types = text.get("layer_types")
+    window = text.get("sliding_window")
+    if not isinstance(types, list) or not isinstance(window, int) or window <= 0:
+        return {}
+    sliding = sum(1 for t in types if t == "sliding_attention")
+    return {"sliding_window": window, "sliding_layers": sliding} if sliding else {}
+
+
+def _unconverted_params(entry: dict[str, Any], patterns: Any) -> float:
+    """Block parameters a quantized checkpoint leaves in 16 bit, from its `modules_to_not_convert` patterns:
+    the attention projections (a pattern naming `attn`) and the MoE router (`router`, or a module named `gate`).
+    Embeddings and the LM head are always counted in 16 bit (advisor.sizing), so their patterns add nothing."""
+    if not isinstance(patterns, list):
+        return 0.0
+    names = [str(p).lower() for p in patterns]
+    h, hd = entry["hidden"], entry["head_dim"]
+    per_layer = 0
+    if any("attn" in n for n in names):
+        per_layer += h * entry["heads"] * hd * 2 + h * entry["kv_heads"] * hd * 2
+    if entry.get("experts") and any("router" in n or n.split(".")[-1] == "gate" for n in names):
+        per_layer += h * entry["experts"]
+    return float(entry["layers"] * per_layer)
+
+
 HUB_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}
 FLOAT_STORAGE = {"BF16", "F16", "F32"}
 
@@ -236,6 +268,7 @@ def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str,
     for key, name in (("kv_lora_rank", "kv_lora_rank"), ("qk_rope_head_dim", "qk_rope_head_dim")):
         if text.get(name):
             entry[key] = int(text[name])
+    entry.update(_sliding_layers(text))
     special = [k for k in ("attn_logit_softcapping",) if text.get(k)]
     if special:
         entry["special"] = special
@@ -245,6 +278,9 @@ def spec_from_config(repo_id: str, config: dict[str, Any], parameters: dict[str,
         method = str(quant.get("quant_method", "unknown")).lower()
         bits = float(quant.get("bits") or quant.get("w_bit") or (8 if "fp8" in method else 4))
         entry.update(quantization=method, weight_bits=bits)
+        kept = _unconverted_params(entry, quant.get("modules_to_not_convert"))
+        if kept:
+            entry["unquantized_params"] = kept
     stored = sum(parameters.values())
     if stored and set(parameters) <= FLOAT_STORAGE and not experts:
         entry["params_b"] = {"total": stored / 1e9, "active": stored / 1e9}

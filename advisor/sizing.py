@@ -31,18 +31,27 @@ from advisor.model_specs import ModelSpec
 GIB = 1024**3
 BLOCK_TOKENS = 16  # KV block size assumed for an engine whose profile states none
 GROUP_SIZE = 128  # AWQ/GPTQ default group size: one fp16 scale + one 4-bit zero per group
+# OCP Microscaling (MX) v1.0 (https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf):
+# MXFP4 stores FP4 (E2M1) elements in blocks of 32 sharing one 8-bit E8M0 scale, so 4 + 8/32 = 4.25 bits per weight,
+# the figure the gpt-oss model card gives for its MoE weights ("quantized to 4.25 bits per parameter",
+# https://arxiv.org/abs/2508.10925)
+MX_BLOCK, MX_SCALE_BITS = 32, 8
 
 
 def effective_weight_bits(bits: float, method: str | None) -> float:
     """Storage bits per quantized weight including group scales and zeros."""
     if method in {"awq", "gptq", "int4_awq", "bitsandbytes", "bitsandbytes-nf4"} and bits <= 4:
         return bits + (16 + 4) / GROUP_SIZE
+    if method == "mxfp4" and bits <= 4:
+        return bits + MX_SCALE_BITS / MX_BLOCK
     return bits
 
 
 def weight_bytes(model: ModelSpec, bits: float, method: str | None) -> float:
-    """Bytes of all weights: block weights at `bits`, embeddings and LM head kept in 16 bit."""
-    return model.linear_params * effective_weight_bits(bits, method) / 8 + model.embedding_params * 2
+    """Bytes of all weights: block weights at `bits` except the modules the checkpoint leaves unquantized
+    (ModelSpec.unquantized_params), which stay in 16 bit with the embeddings and LM head."""
+    kept = model.unquantized_params if bits < 16 else 0.0
+    return (model.linear_params - kept) * effective_weight_bits(bits, method) / 8 + (model.embedding_params + kept) * 2
 
 
 def kv_bytes_per_token(model: ModelSpec, kv_bytes: float, tp: int = 1, pp: int = 1) -> float:
