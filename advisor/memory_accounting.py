@@ -71,6 +71,7 @@ class Line(_Data):
     constant_gib: float = Field(ge=-4, le=8, description="fitted remainder; 0 when nothing was fitted")
     fraction_scale: float = Field(gt=0, le=1, description="the engine multiplies the user's memory fraction by this")
     kv_share_of_rest: float = Field(gt=0, le=1, description="share of the memory left after everything else given to the KV cache")
+    window_kv: bool = Field(default=False, description="sliding-window layers hold only their window of each sequence's KV cache")
     fitted_on: Literal["", "dev"] = ""
     sources: list[Citation] = Field(min_length=1)
 

@@ -54,13 +54,21 @@ def weight_bytes(model: ModelSpec, bits: float, method: str | None) -> float:
     return (model.linear_params - kept) * effective_weight_bits(bits, method) / 8 + (model.embedding_params + kept) * 2
 
 
-def kv_bytes_per_token(model: ModelSpec, kv_bytes: float, tp: int = 1, pp: int = 1) -> float:
-    """KV-cache bytes one token occupies on one GPU (GQA-aware; MLA latents are replicated under TP)."""
+def kv_bytes_per_token(model: ModelSpec, kv_bytes: float, tp: int = 1, pp: int = 1, seq_len: int | None = None) -> float:
+    """KV-cache bytes one token occupies on one GPU (GQA-aware; MLA latents are replicated under TP).
+
+    `seq_len`: the sequence length, for an engine whose sliding-window layers keep only their window of each
+    sequence (Line.window_kv): those layers then cost min(seq_len, window) / seq_len of a full layer per token.
+    None: every layer keeps every token (an engine that treats sliding layers like full ones)."""
     layers = math.ceil(model.layers / pp)
     if model.uses_mla:
         return layers * (model.kv_lora_rank + model.qk_rope_head_dim) * kv_bytes
     heads_per_gpu = max(1, math.ceil(model.kv_heads / tp))
-    return 2 * layers * heads_per_gpu * model.head_dim * kv_bytes
+    stored = float(layers)
+    if seq_len and model.sliding_layers and model.sliding_window < seq_len:
+        sliding = layers * model.sliding_layers / model.layers  # pipeline stages split the layer pattern evenly
+        stored = layers - sliding + sliding * model.sliding_window / seq_len
+    return 2 * stored * heads_per_gpu * model.head_dim * kv_bytes
 
 
 def activation_bytes(model: ModelSpec, batched_tokens: int, max_num_seqs: int, tp: int, acct: Line) -> float:
@@ -114,8 +122,8 @@ def plan_memory(
     `fraction_of_free`: the engine's memory fraction applies to what is free after the weights
     (TensorRT-LLM's kv_cache_free_gpu_memory_fraction) rather than to the whole GPU (vLLM, SGLang)."""
     weights = weight_bytes(model, bits, method) / (tp * pp)
-    per_token = kv_bytes_per_token(model, kv_bytes, tp, pp)
     target_len = fixed_len or wanted_len
+    per_token = kv_bytes_per_token(model, kv_bytes, tp, pp, seq_len=required_len if acct.window_kv else None)
     tokens_for_batch = batched_tokens or max(target_len, 2048)
     activations = activation_bytes(model, tokens_for_batch, max_num_seqs, tp, acct)
     fixed = weights + activations + overhead_bytes(tp, acct)
