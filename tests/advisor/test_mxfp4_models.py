@@ -76,6 +76,14 @@ def test_vllm_serves_gpt_oss_120b_on_one_h100_and_no_mxfp4_kernels_before_ampere
     assert not t4.options and "needs sm80+" in t4.log.rejections["vllm mxfp4"].reason
 
 
+def test_sglang_loads_the_mxfp4_checkpoint_from_its_day_0_release_and_not_before():
+    new = enumerate_options(parse_request({"gpu": H100, "model": "openai/gpt-oss-120b", "engine": "sglang"}))
+    assert any(o.plan.fits and o.quant.method == "mxfp4" for o in new.options)
+    old = enumerate_options(parse_request({"gpu": H100, "model": "openai/gpt-oss-120b", "engine": "sglang",
+                                           "engine_version": "0.4.9.post2"}))
+    assert not old.options and "supported from SGLang 0.5.0" in old.log.rejections["sglang 0.4.9.post2"].reason
+
+
 def test_gpt_oss_kv_per_token_is_gqa_and_its_sliding_layers_hold_only_the_window():
     config = _config("openai/gpt-oss-120b")
     model = parse_request({"gpu": H100, "model": "openai/gpt-oss-120b"}).model
