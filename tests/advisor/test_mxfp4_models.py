@@ -84,6 +84,13 @@ def test_sglang_loads_the_mxfp4_checkpoint_from_its_day_0_release_and_not_before
     assert not old.options and "supported from SGLang 0.5.0" in old.log.rejections["sglang 0.4.9.post2"].reason
 
 
+def test_tensorrt_llm_runs_mxfp4_moe_on_hopper_and_later_only():
+    h100 = enumerate_options(parse_request({"gpu": H100, "model": "openai/gpt-oss-20b", "engine": "tensorrt-llm"}))
+    assert any(o.plan.fits and o.quant.method == "mxfp4" for o in h100.options)
+    a100 = enumerate_options(parse_request({"gpu": "NVIDIA A100-SXM4-80GB", "model": "openai/gpt-oss-20b", "engine": "tensorrt-llm"}))
+    assert not a100.options and "needs sm90+" in a100.log.rejections["tensorrt-llm mxfp4"].reason
+
+
 def test_gpt_oss_kv_per_token_is_gqa_and_its_sliding_layers_hold_only_the_window():
     config = _config("openai/gpt-oss-120b")
     model = parse_request({"gpu": H100, "model": "openai/gpt-oss-120b"}).model
