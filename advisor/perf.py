@@ -15,7 +15,7 @@ from typing import Protocol
 
 from advisor.catalog import Gpu
 from advisor.model_specs import ModelSpec
-from advisor.sizing import effective_weight_bits, kv_bytes_per_token
+from advisor.sizing import block_weight_bytes, effective_weight_bits, kv_bytes_per_token
 
 
 class StepTimes(Protocol):
@@ -67,11 +67,12 @@ class StepModel:
 
     def _weight_bytes_read(self, tokens: int) -> float:
         m, bits = self.model, effective_weight_bits(self.weight_bits, self.quantization)
+        blocks = block_weight_bytes(m, self.weight_bits, self.quantization)
         if not m.experts:
-            total = m.linear_params * bits / 8
+            total = blocks
         else:
             expert = 3 * m.hidden * m.intermediate * bits / 8
-            dense = m.linear_params * bits / 8 - m.layers * m.experts * expert
+            dense = blocks - m.layers * m.experts * expert
             touched = m.experts * (1 - (1 - m.experts_per_token / m.experts) ** max(tokens, 1))
             total = dense + m.layers * touched * expert
         lm_head = m.vocab * m.hidden * 2

@@ -47,11 +47,16 @@ def effective_weight_bits(bits: float, method: str | None) -> float:
     return bits
 
 
-def weight_bytes(model: ModelSpec, bits: float, method: str | None) -> float:
-    """Bytes of all weights: block weights at `bits` except the modules the checkpoint leaves unquantized
-    (ModelSpec.unquantized_params), which stay in 16 bit with the embeddings and LM head."""
+def block_weight_bytes(model: ModelSpec, bits: float, method: str | None) -> float:
+    """Bytes of the transformer blocks' weights: `bits` per weight except the modules the checkpoint leaves
+    unquantized (ModelSpec.unquantized_params, e.g. gpt-oss's attention and router), which stay in 16 bit."""
     kept = model.unquantized_params if bits < 16 else 0.0
-    return (model.linear_params - kept) * effective_weight_bits(bits, method) / 8 + (model.embedding_params + kept) * 2
+    return (model.linear_params - kept) * effective_weight_bits(bits, method) / 8 + kept * 2
+
+
+def weight_bytes(model: ModelSpec, bits: float, method: str | None) -> float:
+    """Bytes of all weights: the blocks (block_weight_bytes) plus embeddings and LM head in 16 bit."""
+    return block_weight_bytes(model, bits, method) + model.embedding_params * 2
 
 
 def kv_bytes_per_token(model: ModelSpec, kv_bytes: float, tp: int = 1, pp: int = 1, seq_len: int | None = None) -> float:
