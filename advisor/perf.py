@@ -95,7 +95,9 @@ class StepModel:
         tokens = prefill_tokens + decode_seqs
         if tokens == 0:
             return 0.0
-        kv_total = kv_bytes_per_token(m, self.kv_bytes) * decode_context / hw.tp
+        # a sliding-window layer reads at most its window of each sequence, whatever the engine keeps allocated
+        mean_len = int(decode_context / decode_seqs) if decode_seqs else None
+        kv_total = kv_bytes_per_token(m, self.kv_bytes, seq_len=mean_len) * decode_context / hw.tp
         mem_s = (self._weight_bytes_read(tokens) + kv_total) / (hw.bandwidth_bytes_s * self.eff.bandwidth)
         attn_flops = 4 * m.layers * m.heads * m.head_dim * (prefill_tokens * prefill_context + decode_context)
         flops = (2 * m.params_active * tokens + attn_flops) / hw.tp

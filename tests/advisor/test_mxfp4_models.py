@@ -8,12 +8,15 @@ Model-card figures: "post-trained with MXFP4 quantization of the MoE weights, ma
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from advisor import memory_accounting
+from advisor.catalog import gpus
 from advisor.local_models import bundled_config
 from advisor.model_specs import spec_from_config
+from advisor.perf import Hardware, StepModel
 from advisor.planner import enumerate_options
 from advisor.sizing import GIB, kv_bytes_per_token, weight_bytes
 from advisor.validation import parse_request
@@ -103,6 +106,18 @@ def test_gpt_oss_kv_per_token_is_gqa_and_its_sliding_layers_hold_only_the_window
     assert kv_bytes_per_token(model, 2, seq_len=seq) == pytest.approx(((layers - sliding) + sliding * window / seq) * per_layer)
     assert kv_bytes_per_token(model, 2, seq_len=window) == layers * per_layer  # a short sequence fits in the window
     assert kv_bytes_per_token(model, 2, tp=8, seq_len=seq) == pytest.approx(kv_bytes_per_token(model, 2, seq_len=seq) / 8)
+
+
+def test_a_decode_step_reads_only_the_window_of_each_sequence_on_sliding_layers():
+    model = parse_request({"gpu": H100, "model": "openai/gpt-oss-120b"}).model
+    hw = Hardware.from_gpu(gpus()["h100-sxm5-80gb"], "bf16", 1, 1)
+    sliding = StepModel(model, hw, 4, "mxfp4", 2.0)
+    every_layer = StepModel(replace(model, sliding_layers=0), hw, 4, "mxfp4", 2.0)
+    seqs, length = 64, 32768
+    long_step, long_full = (s.step_seconds(0, 0.0, seqs, seqs * length) for s in (sliding, every_layer))
+    assert long_step < long_full  # 18 of 36 layers read 128 tokens, not 32768
+    short = [s.step_seconds(0, 0.0, seqs, seqs * 100) for s in (sliding, every_layer)]
+    assert short[0] == short[1]  # sequences inside the window read the same either way
 
 
 def test_only_a_release_whose_kv_manager_frees_the_window_sizes_sliding_layers_by_it():
