@@ -127,8 +127,8 @@ def plan_memory(
     `fraction_of_free`: the engine's memory fraction applies to what is free after the weights
     (TensorRT-LLM's kv_cache_free_gpu_memory_fraction) rather than to the whole GPU (vLLM, SGLang)."""
     weights = weight_bytes(model, bits, method) / (tp * pp)
-    target_len = fixed_len or wanted_len
     per_token = kv_bytes_per_token(model, kv_bytes, tp, pp, seq_len=required_len if acct.window_kv else None)
+    target_len = fixed_len or wanted_len
     tokens_for_batch = batched_tokens or max(target_len, 2048)
     activations = activation_bytes(model, tokens_for_batch, max_num_seqs, tp, acct)
     fixed = weights + activations + overhead_bytes(tp, acct)
