@@ -174,6 +174,53 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "File \"/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py\", line 1426, in capture_model "
         "RuntimeError: CUDA error: operation not permitted when stream is capturing",
         ("vllm", "--enforce-eager", "set")),
+    "cublas-handle-or-allocation-failed": (
+        "vllm 0.6.3 RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        ("vllm", "--gpu-memory-utilization", "lower")),
+    "gpu-peer-access-unsupported": (
+        "[TensorRT-LLM][ERROR] CUDA runtime error in error: peer access is not supported between these two devices",
+        ("tensorrt-llm", "--use_custom_all_reduce", "set")),
+    "custom-all-reduce-kernel-failed": (
+        "Failed: Cuda error /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:307 'invalid argument'",
+        ("vllm", "--disable-custom-all-reduce", "set")),
+    "gloo-cannot-connect": (
+        "[2025-01-30 18:11:28 TP14] Init torch distributed begin. [rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] "
+        "Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+        ("sglang", "GLOO_SOCKET_IFNAME=<interface that reaches the other nodes>", "set")),
+    "cuda-reinit-in-forked-process": (
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the "
+        "'spawn' start method", ("vllm", "VLLM_WORKER_MULTIPROC_METHOD=spawn", "set")),
+    "triton-fp8e4nv-unsupported": (
+        "(EngineCore pid=333) ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+        "('fp8e4b15', 'fp8e5')\")", ("vllm", "--kv-cache-dtype", "set")),
+    "rocm-no-code-object-for-gpu": (
+        "ggml_cuda_init: found 1 ROCm devices :1:hip_fatbin.cpp :687 : 114369963532 us:  No compatible code objects found "
+        "for: gfx1152, value of HIP_FORCE_SPIRV_CODEOBJECT: 0",
+        ("llama.cpp", "HSA_OVERRIDE_GFX_VERSION=<major.minor.step of the nearest supported gfx target>", "set")),
+    "quantized-weight-name-unknown": (
+        "File \"/usr/local/lib/python3.10/dist-packages/vllm/model_executor/models/llama.py\", line 497, in load_weights "
+        "param = params_dict[name] KeyError: 'model.layers.0.mlp.down_proj.qweight'", ("vllm", "--quantization", "set")),
+    "cuda-graph-capture-crashed": (
+        "File \"/home/tiger/.pyenv/versions/3.11.2/lib/python3.11/site-packages/vllm/worker/model_runner.py\", line 1679, "
+        "in capture output_hidden_or_intermediate_states = self.model(", ("vllm", "--enforce-eager", "set")),
+    "llamacpp-tools-need-jinja": (
+        '{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}',
+        ("llama.cpp", "--jinja", "set")),
+    "llamacpp-jinja-template-failed": (
+        "srv          init: init: please consider disabling jinja via --no-jinja, or use a custom chat template via "
+        "--chat-template", ("llama.cpp", "--jinja", "unset")),
+    "vllm-cpu-swap-space-exhausted": (
+        "RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap space to avoid this error.",
+        ("vllm", "--swap-space", "raise")),
+    "tgi-inputs-over-max-input": (
+        "text-generation-inference ValidationError: Input validation error: `inputs` must have less than 1024 tokens. "
+        "Given: 1168.", ("tgi", "--max-input-tokens", "raise")),
+    "trtllm-inflight-batching-needs-packed-paged": (
+        "UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: TrtGptModelInflightBatching requires GPT "
+        "attention plugin with packed input and paged KV cache.", ("tensorrt-llm", "--paged_kv_cache", "set")),
+    "trtllm-block-reuse-needs-paged-context-fmha": (
+        "[TensorRT-LLM][ERROR] Assertion failed: When KV cache block reuse is set, model has to be built with paged "
+        "context FMHA support", ("tensorrt-llm", "--use_paged_context_fmha", "set")),
 }
 
 
