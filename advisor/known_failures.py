@@ -77,6 +77,8 @@ def actions(m: Match, rec: Recognised) -> list[dict[str, Any]]:
             act = remedies.action(engine, version, m.signature, fix, m.groups, rec)
             if act is not None:
                 out.append(act)
+                if version is None and fix.knob is not None:
+                    out += remedies.earlier_spellings(engine, fix.knob, act)
     return out
 
 

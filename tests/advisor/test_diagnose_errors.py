@@ -265,7 +265,8 @@ def test_a_value_the_message_names_is_the_one_to_set():
 def test_the_prefill_budget_is_raised_to_the_longest_input_the_launcher_names():
     _, actions = _actions(EXAMPLES["tgi-prefill-tokens-below-max-input"][0])
     assert [(a["flag"], a["direction"], a["value"]) for a in actions] == [
-        ("--max-batch-prefill-tokens", "raise", "8191"), ("--max-input-tokens", "lower", "4096")]
+        ("--max-batch-prefill-tokens", "raise", "8191"), ("--max-input-tokens", "lower", "4096"),
+        ("--max-input-length", "lower", "4096")]
 
 
 def test_the_dtype_fix_comes_from_the_engine_profile_for_the_gpus_compute_capability():
@@ -319,6 +320,15 @@ def test_flags_are_spelt_as_the_release_in_the_text_spells_them():
     flashinfer = "sglang 0.2.12 GPU 0: Tesla T4 flashinfer crash"
     flags = [a["flag"] for a in _actions(flashinfer)[1]]
     assert "--disable-flashinfer" in flags and "--attention-backend" not in flags
+
+
+def test_with_no_release_in_the_text_a_renamed_flag_is_also_given_in_its_older_spelling_with_its_last_release():
+    text = "Input validation error: `inputs` must have less than 1024 tokens. Given: 1168."
+    flags = {a["flag"]: a for a in _actions(text)[1] if a["engine"] == "tgi"}
+    assert flags["--max-input-tokens"]["since"] == "2.0.0"
+    assert flags["--max-input-length"]["until"] == "1.4.5" and flags["--max-input-length"]["direction"] == "raise"
+    with_release = _actions("text-generation-inference:1.4.5 " + text)[1]
+    assert [a["flag"] for a in with_release if a["flag"].startswith("--max-input")] == ["--max-input-length"]
 
 
 def test_an_upgrade_is_not_proposed_to_a_release_that_already_has_the_fix():
