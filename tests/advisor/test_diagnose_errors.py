@@ -221,6 +221,36 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "trtllm-block-reuse-needs-paged-context-fmha": (
         "[TensorRT-LLM][ERROR] Assertion failed: When KV cache block reuse is set, model has to be built with paged "
         "context FMHA support", ("tensorrt-llm", "--use_paged_context_fmha", "set")),
+    "request-longer-than-served-context": (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"This model's maximum context length is "
+        "4096 tokens. However, you requested 4245 tokens (3221 in the messages, 1024 in the completion). Please reduce "
+        "the length of the messages or completion.\"", ("vllm", "--max-model-len", "raise")),
+    "hf-gated-or-private-repo": (
+        "huggingface_hub.errors.GatedRepoError: 401 Client Error. Cannot access gated repo for url "
+        "https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/resolve/main/config.json. Access to model "
+        "meta-llama/Meta-Llama-3-8B-Instruct is restricted. You must be authenticated to access it.",
+        ("vllm", "HF_TOKEN=<a token of an account granted access>", "set")),
+    "port-already-in-use": (
+        "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use",
+        ("vllm", "--port", "set")),
+    "transformers-does-not-know-architecture": (
+        "ValueError: The checkpoint you are trying to load has model type `qwen3` but Transformers does not recognize "
+        "this architecture. This could be because of an issue with the checkpoint, or because your version of "
+        "Transformers is out of date.", ("vllm", "upgrade", "upgrade")),
+    "nccl-communication-error": (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled "
+        "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5 ncclSystemError: System call (e.g. "
+        "socket, malloc) or external library call failed or device error.", ("vllm", "NCCL_P2P_DISABLE=1", "set")),
+    "sglang-prefill-out-of-memory": (
+        "[2025-03-01 10:02:11 TP0] Scheduler hit an exception: RuntimeError: Prefill out of memory. Try to lower your "
+        "batch size.", ("sglang", "--chunked-prefill-size", "lower")),
+    "vllm-memory-profiling-disturbed": (
+        "AssertionError: Error in memory profiling. Initial free memory 23.1 GiB, current free memory 24.3 GiB. This "
+        "happens when the GPU memory was not properly cleaned up before initializing the vLLM instance.",
+        ("vllm", "--gpu-memory-utilization", "lower")),
+    "llamacpp-input-beyond-physical-batch": (
+        '{"error":{"code":500,"message":"input (11257 tokens) is too large to process. increase the physical batch size '
+        '(current batch size: 8192)","type":"server_error"}}', ("llama.cpp", "--ubatch-size", "raise")),
 }
 
 
