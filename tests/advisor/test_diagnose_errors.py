@@ -361,6 +361,14 @@ def test_with_no_release_in_the_text_a_renamed_flag_is_also_given_in_its_older_s
     assert [a["flag"] for a in with_release if a["flag"].startswith("--max-input")] == ["--max-input-length"]
 
 
+def test_the_batch_managers_length_check_raises_the_sequence_length_the_engine_was_built_with():
+    # cpp/tensorrt_llm/batch_manager (GenericLlmRequest::validate): the in-flight batching length check.
+    text = "[TensorRT-LLM][ERROR] Assertion failed: Input length (2048) + max new tokens (512) > max sequence length"
+    ids, actions = _actions(text)
+    assert ids[0] == "trtllm-prompt-beyond-max-seq-len"
+    assert ("--max_seq_len", "raise") in [(a["flag"], a["direction"]) for a in actions]
+
+
 def test_an_upgrade_is_not_proposed_to_a_release_that_already_has_the_fix():
     text = "vllm 0.3.5 [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)"
     assert not any(a["direction"] == "upgrade" for a in _actions(text)[1])
