@@ -29,7 +29,7 @@ _DIRECTIONS: tuple[tuple[str, str], ...] = (
     ("lower", r"decreas\w*|reduc\w*|lower(?:ing)?|smaller|less|shrink\w*"),
     ("unset", r"disabl\w*|unset\w*|remov\w*|without|turn(?:ing)? off"),
     ("set", r"set|setting|enabl\w*|use|pass|passing|add|adding|try|trying|specify\w*|provid\w*|consider\w*"
-            r"|turn(?:ing)? on|choos\w*|select\w*"),
+            r"|turn(?:ing)? on|choos\w*|select\w*|requir\w*"),
 )
 _DIRECTIVE = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{d}>{w})" for d, w in _DIRECTIONS) + r")\b(?!\s+than\b)",
                         re.IGNORECASE)

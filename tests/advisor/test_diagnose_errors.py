@@ -251,6 +251,22 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-input-beyond-physical-batch": (
         '{"error":{"code":500,"message":"input (11257 tokens) is too large to process. increase the physical batch size '
         '(current batch size: 8192)","type":"server_error"}}', ("llama.cpp", "--ubatch-size", "raise")),
+    "vllm-lora-rank-over-max": (
+        "ValueError: LoRA rank 32 is greater than max_lora_rank 16.", ("vllm", "--max-lora-rank", "raise")),
+    "vllm-mm-items-over-limit": (
+        "BadRequestError: Error code: 400 - {'object': 'error', 'message': 'At most 1 image(s) may be provided in one "
+        "request.', 'type': 'BadRequestError', 'param': None, 'code': 400}", ("vllm", "--limit-mm-per-prompt", "raise")),
+    "vllm-auto-tool-choice-needs-parser": (
+        '400 {"error": {"message": "\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be '
+        'set"}}', ("vllm", "--tool-call-parser", "set")),
+    "llamacpp-model-file-newer-than-build": (
+        "llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 81, got 58",
+        ("llama.cpp", "upgrade", "upgrade")),
+    "llamacpp-mmap-failed": (
+        "llama_model_load: error loading model: mmap failed: Cannot allocate memory", ("llama.cpp", "--no-mmap", "set")),
+    "invalid-device-ordinal": (
+        "(VllmWorkerProcess pid=2077) ERROR RuntimeError: CUDA error: invalid device ordinal",
+        ("vllm", "--tensor-parallel-size", "lower")),
 }
 
 

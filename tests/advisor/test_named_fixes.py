@@ -139,3 +139,8 @@ def test_a_value_the_launcher_rejects_names_its_flag_to_set_with_the_value_it_su
     found = named(TGI_CLAP, "tgi")
     assert [(n.engine, n.key, n.direction, n.value) for n in found] == [("tgi", "disable_custom_kernels", "set", "true")]
     assert _asked(VLLM_ARGPARSE, "vllm") == [("vllm", "kv_cache_dtype", "set")]
+
+
+def test_a_flag_the_message_says_something_requires_is_to_be_set():
+    # tools/server/utils.hpp (llama.cpp): tools in a request without the Jinja template engine.
+    assert _asked("tools param requires --jinja flag", "llama.cpp") == [("llama.cpp", "jinja", "set")]
