@@ -267,6 +267,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "invalid-device-ordinal": (
         "(VllmWorkerProcess pid=2077) ERROR RuntimeError: CUDA error: invalid device ordinal",
         ("vllm", "--tensor-parallel-size", "lower")),
+    "vllm-profile-run-crashed": (
+        'File "/usr/local/lib/python3.10/dist-packages/vllm/executor/gpu_executor.py", line 114, in '
+        "determine_num_available_blocks return self.driver_worker.determine_num_available_blocks()",
+        ("vllm", "--max-num-seqs", "lower")),
 }
 
 
@@ -383,6 +387,13 @@ def test_the_batch_managers_length_check_raises_the_sequence_length_the_engine_w
     ids, actions = _actions(text)
     assert ids[0] == "trtllm-prompt-beyond-max-seq-len"
     assert ("--max_seq_len", "raise") in [(a["flag"], a["direction"]) for a in actions]
+
+
+def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
+    frame = EXAMPLES["vllm-profile-run-crashed"][0]
+    assert _actions(frame)[0] == ["vllm-profile-run-crashed"]
+    known = frame + " ValueError: No available memory for the cache blocks."
+    assert _actions(known)[0] == ["vllm-no-memory-for-cache-blocks"]
 
 
 def test_an_upgrade_is_not_proposed_to_a_release_that_already_has_the_fix():
