@@ -271,6 +271,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         'File "/usr/local/lib/python3.10/dist-packages/vllm/executor/gpu_executor.py", line 114, in '
         "determine_num_available_blocks return self.driver_worker.determine_num_available_blocks()",
         ("vllm", "--max-num-seqs", "lower")),
+    "sglang-architecture-not-supported": (
+        "[2025-02-11 TP0] Scheduler hit an exception: ValueError: Model architectures ['Qwen2_5_VLForConditionalGeneration'] "
+        "are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])",
+        ("sglang", "upgrade", "upgrade")),
 }
 
 
@@ -387,6 +391,15 @@ def test_the_batch_managers_length_check_raises_the_sequence_length_the_engine_w
     ids, actions = _actions(text)
     assert ids[0] == "trtllm-prompt-beyond-max-seq-len"
     assert ("--max_seq_len", "raise") in [(a["flag"], a["direction"]) for a in actions]
+
+
+def test_vllm_v1s_kv_cache_message_is_read_with_and_without_its_estimate():
+    # vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory), v0.8 and later.
+    text = ("ValueError: To serve at least one request with the models's max seq len (32768), (5.0 GiB KV cache is "
+            "needed, which is larger than the available KV cache memory (0.53 GiB).")
+    ids, actions = _actions(text)
+    assert ids[0] == "vllm-kv-cache-below-max-model-len"
+    assert ("--max-model-len", "lower") in [(a["flag"], a["direction"]) for a in actions]
 
 
 def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
