@@ -275,6 +275,13 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "[2025-02-11 TP0] Scheduler hit an exception: ValueError: Model architectures ['Qwen2_5_VLForConditionalGeneration'] "
         "are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])",
         ("sglang", "upgrade", "upgrade")),
+    "vllm-v1-feature-unsupported": (
+        "NotImplementedError: VLLM_USE_V1=1 is not supported with --enable-prompt-adapter. vllm 0.8.4",
+        ("vllm", "VLLM_USE_V1=0", "set")),
+    "quantized-shape-not-divisible-by-tp": (
+        "vllm serve Qwen/Qwen2.5-VL-72B-Instruct-AWQ --tensor-parallel-size 4 ValueError: The input size is not aligned "
+        "with the quantized weight shape. This can be caused by too large tensor parallel size.",
+        ("vllm", "--tensor-parallel-size", "lower")),
 }
 
 
@@ -400,6 +407,15 @@ def test_vllm_v1s_kv_cache_message_is_read_with_and_without_its_estimate():
     ids, actions = _actions(text)
     assert ids[0] == "vllm-kv-cache-below-max-model-len"
     assert ("--max-model-len", "lower") in [(a["flag"], a["direction"]) for a in actions]
+
+
+def test_transformers_own_missing_template_message_is_the_missing_chat_template_failure():
+    # transformers/tokenization_utils_base.py (get_chat_template), 4.44 and later.
+    text = ("ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+            "argument was passed! vllm 0.6.3")
+    ids, actions = _actions(text)
+    assert ids == ["chat-template-missing"]
+    assert ("vllm", "--chat-template", "set") in [(a["engine"], a["flag"], a["direction"]) for a in actions]
 
 
 def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
