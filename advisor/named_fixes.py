@@ -48,7 +48,11 @@ _BOUNDARY = re.compile(r"[.!?;](?:\s|$)|\n")
 # "invalid value 'True' for '--disable-custom-kernels' ... a similar value exists: 'true'", argparse (vLLM,
 # SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)". The fix is to set that flag validly.
 _REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[^'\n]*'"
-                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: invalid choice: '[^'\n]*')"
+                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: invalid choice: '[^'\n]*'"
+                       # clap on a flag this release does not have: "unexpected argument '--max-input-length' found
+                       # ... tip: a similar argument exists: '--max-input-tokens'" (the flag to set is the similar one).
+                       r"|unexpected argument '-{1,2}[\w-]+' found.{0,200}?a similar argument exists: "
+                       r"'(?P<renamed>-{1,2}[\w-]+)')"
                        r"(?:.{0,200}?a similar value exists: '(?P<similar>[^'\n]+)')?", re.IGNORECASE | re.DOTALL)
 
 
@@ -182,7 +186,7 @@ def named(text: str, engine: str | None) -> list[Named]:
         seen.add((None if engine is None else owner, key))
         out.append(Named(key, owner, found.group(0), direction, found.group("value"), found.start()))
     for found in _REJECTED.finditer(text):
-        written = found.group("flag") or found.group("argflag")
+        written = found.group("flag") or found.group("argflag") or found.group("renamed")
         norm = profiles.flag_key(written).lower()
         resolved = _resolve(norm, engine)
         if resolved is None or (None if engine is None else resolved[0], resolved[1]) in seen:

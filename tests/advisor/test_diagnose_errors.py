@@ -418,6 +418,14 @@ def test_transformers_own_missing_template_message_is_the_missing_chat_template_
     assert ("vllm", "--chat-template", "set") in [(a["engine"], a["flag"], a["direction"]) for a in actions]
 
 
+def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
+    # server/text_generation_server/utils/weights.py (get_tensor): a GPTQ tensor the launcher did not expect.
+    text = "text-generation-launcher RuntimeError: weight model.layers.0.self_attn.q_proj.qweight does not exist"
+    ids, actions = _actions(text)
+    assert ids == ["quantized-weight-name-unknown"]
+    assert ("tgi", "--quantize", "set") in [(a["engine"], a["flag"], a["direction"]) for a in actions]
+
+
 def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
     frame = EXAMPLES["vllm-profile-run-crashed"][0]
     assert _actions(frame)[0] == ["vllm-profile-run-crashed"]

@@ -144,3 +144,10 @@ def test_a_value_the_launcher_rejects_names_its_flag_to_set_with_the_value_it_su
 def test_a_flag_the_message_says_something_requires_is_to_be_set():
     # tools/server/utils.hpp (llama.cpp): tools in a request without the Jinja template engine.
     assert _asked("tools param requires --jinja flag", "llama.cpp") == [("llama.cpp", "jinja", "set")]
+
+
+def test_a_flag_this_release_renamed_is_answered_with_the_name_the_launcher_suggests():
+    # TGI launcher (clap) 2.x given the 1.x flag name.
+    text = ("error: unexpected argument '--max-input-length' found\n\n  tip: a similar argument exists: "
+            "'--max-input-tokens'")
+    assert _asked(text, "tgi") == [("tgi", "max_input_length", "set")]
