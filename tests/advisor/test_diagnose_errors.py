@@ -282,6 +282,12 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "vllm serve Qwen/Qwen2.5-VL-72B-Instruct-AWQ --tensor-parallel-size 4 ValueError: The input size is not aligned "
         "with the quantized weight shape. This can be caused by too large tensor parallel size.",
         ("vllm", "--tensor-parallel-size", "lower")),
+    "vllm-unknown-quantization-method": (
+        "ValueError: Unknown quantization method: compressed-tensors. Must be one of ['aqlm', 'awq', 'fp8', 'gptq']. "
+        "vllm 0.5.0", ("vllm", "upgrade", "upgrade")),
+    "no-kernel-image-for-gpu": (
+        "(EngineCore_DP0 pid=311) RuntimeError: CUDA error: no kernel image is available for execution on the device "
+        "NVIDIA GeForce RTX 5090", ("vllm", "upgrade", "upgrade")),
 }
 
 
