@@ -20,7 +20,8 @@ from ontology.gpus import vocabulary as gpu_vocabulary
 # GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
-     r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner",
+     r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
+     r"|\bTrtGptModel\w*|\bGptManager\b|\bgptSession\w*",
      r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction"),
     ("sglang",
      r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+\]",
@@ -34,7 +35,8 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b",
      r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn"),
     ("vllm",
-     r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+",
+     r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
+     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py",
      r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
      r"|--gpu-memory-utilization|max_num_seqs"),
 )

@@ -95,6 +95,8 @@ class Signature(_Data):
     cc_below: Cc | None = Field(default=None, description="does not apply on GPUs at or above this compute capability")
     cc_required: bool = Field(default=False, description="applies only when the text shows the GPU (a pattern too "
                                                          "general to stand alone, such as a kernel library's name)")
+    fallback: bool = Field(default=False, description="a traceback frame rather than an error (a crash inside the "
+                                                      "memory profile run): applies only when no other signature does")
     fixes: dict[str, list[Fix]] = Field(min_length=1, description="per engine id, in the order to try them")
     explains: list[str] = Field(default_factory=list, description="ontology techniques that say why and what it costs")
     source: Url

@@ -49,6 +49,8 @@ def match(text: str) -> tuple[Recognised, list[Match]]:
         if hit is None or not _applies(sig, file_engine, rec):
             continue
         found.append(Match(sig, file_engine or rec.engine, hit.groupdict(), hit.end() - hit.start()))
+    if any(not m.signature.fallback for m in found):
+        found = [m for m in found if not m.signature.fallback]
     found.sort(key=lambda m: (m.signature.id not in engine_ids(), -m.span))
     if rec.engine is None:
         engines = {m.engine for m in found if m.engine is not None}
@@ -77,6 +79,8 @@ def actions(m: Match, rec: Recognised) -> list[dict[str, Any]]:
             act = remedies.action(engine, version, m.signature, fix, m.groups, rec)
             if act is not None:
                 out.append(act)
+                if version is None and fix.knob is not None:
+                    out += remedies.earlier_spellings(engine, fix.knob, act)
     return out
 
 

@@ -29,7 +29,7 @@ _DIRECTIONS: tuple[tuple[str, str], ...] = (
     ("lower", r"decreas\w*|reduc\w*|lower(?:ing)?|smaller|less|shrink\w*"),
     ("unset", r"disabl\w*|unset\w*|remov\w*|without|turn(?:ing)? off"),
     ("set", r"set|setting|enabl\w*|use|pass|passing|add|adding|try|trying|specify\w*|provid\w*|consider\w*"
-            r"|turn(?:ing)? on|choos\w*|select\w*"),
+            r"|turn(?:ing)? on|choos\w*|select\w*|requir\w*"),
 )
 _DIRECTIVE = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{d}>{w})" for d, w in _DIRECTIONS) + r")\b(?!\s+than\b)",
                         re.IGNORECASE)
@@ -42,6 +42,18 @@ _ENV = re.compile(r"\b((?:NCCL|VLLM|SGLANG|TRTLLM|TLLM|CUDA|PYTORCH|TORCH|HF|GGM
                   r"(?:\s*=\s*(" + _VALUE + "))?")
 # A clause boundary a directive does not reach across: a sentence end or a line break.
 _BOUNDARY = re.compile(r"[.!?;](?:\s|$)|\n")
+
+
+# A launcher that rejects a flag's value names the flag and often the value it meant: clap (TGI's launcher)
+# "invalid value 'True' for '--disable-custom-kernels' ... a similar value exists: 'true'", argparse (vLLM,
+# SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)". The fix is to set that flag validly.
+_REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[^'\n]*'"
+                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: invalid choice: '[^'\n]*'"
+                       # clap on a flag this release does not have: "unexpected argument '--max-input-length' found
+                       # ... tip: a similar argument exists: '--max-input-tokens'" (the flag to set is the similar one).
+                       r"|unexpected argument '-{1,2}[\w-]+' found.{0,200}?a similar argument exists: "
+                       r"'(?P<renamed>-{1,2}[\w-]+)')"
+                       r"(?:.{0,200}?a similar value exists: '(?P<similar>[^'\n]+)')?", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -160,7 +172,9 @@ def named(text: str, engine: str | None) -> list[Named]:
     out: list[Named] = []
     seen: set[tuple[str | None, str]] = set()
     for found in _mention().finditer(text):
-        direction = _direction(text, found.start()) or _compared(text, found)
+        # A comparison states what is wrong with this very setting, so it outranks a verb of the clause before
+        # ("input disabled but max_tokens_per_mm_item (2496) is larger than max_num_batched_tokens").
+        direction = _compared(text, found) or _direction(text, found.start())
         norm = profiles.flag_key(found.group("name")).lower().replace(" ", "_")
         resolved = _resolve(norm, engine)
         if direction is None or resolved is None or not _as_setting(found, norm, text):
@@ -171,6 +185,14 @@ def named(text: str, engine: str | None) -> list[Named]:
             continue
         seen.add((None if engine is None else owner, key))
         out.append(Named(key, owner, found.group(0), direction, found.group("value"), found.start()))
+    for found in _REJECTED.finditer(text):
+        written = found.group("flag") or found.group("argflag") or found.group("renamed")
+        norm = profiles.flag_key(written).lower()
+        resolved = _resolve(norm, engine)
+        if resolved is None or (None if engine is None else resolved[0], resolved[1]) in seen:
+            continue
+        seen.add((None if engine is None else resolved[0], resolved[1]))
+        out.append(Named(resolved[1], resolved[0], written, "set", found.group("similar"), found.start()))
     for found in _ENV.finditer(text):
         direction = _direction(text, found.start())
         if direction is None:

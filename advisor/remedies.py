@@ -217,6 +217,15 @@ def _spelling(eng: EngineProfile, key: str, version: str | None) -> tuple[str, s
     return newest.name, newest.since
 
 
+def earlier_spellings(engine: str, key: str, act: Action) -> list[Action]:
+    """With no release in the text, the same fix under each older spelling of a renamed flag (TGI's
+    --max-input-length before --max-input-tokens), each with the last release that spells it so, so a
+    person on an old release is not handed a flag their launcher rejects."""
+    spellings = profile(engine).flags[key]
+    return [{**act, "flag": s.name, "since": s.since, "until": s.until}
+            for s in spellings if s.name != act["flag"] and s.until is not None]
+
+
 def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: dict[str, str | None],
            rec: Recognised) -> Action | None:
     """One fix as an action `{engine, flag, since, direction, value, arithmetic, why, source}`; None when

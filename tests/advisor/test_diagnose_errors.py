@@ -174,6 +174,120 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "File \"/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py\", line 1426, in capture_model "
         "RuntimeError: CUDA error: operation not permitted when stream is capturing",
         ("vllm", "--enforce-eager", "set")),
+    "cublas-handle-or-allocation-failed": (
+        "vllm 0.6.3 RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        ("vllm", "--gpu-memory-utilization", "lower")),
+    "gpu-peer-access-unsupported": (
+        "[TensorRT-LLM][ERROR] CUDA runtime error in error: peer access is not supported between these two devices",
+        ("tensorrt-llm", "--use_custom_all_reduce", "set")),
+    "custom-all-reduce-kernel-failed": (
+        "Failed: Cuda error /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:307 'invalid argument'",
+        ("vllm", "--disable-custom-all-reduce", "set")),
+    "gloo-cannot-connect": (
+        "[2025-01-30 18:11:28 TP14] Init torch distributed begin. [rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] "
+        "Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+        ("sglang", "GLOO_SOCKET_IFNAME=<interface that reaches the other nodes>", "set")),
+    "cuda-reinit-in-forked-process": (
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the "
+        "'spawn' start method", ("vllm", "VLLM_WORKER_MULTIPROC_METHOD=spawn", "set")),
+    "triton-fp8e4nv-unsupported": (
+        "(EngineCore pid=333) ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+        "('fp8e4b15', 'fp8e5')\")", ("vllm", "--kv-cache-dtype", "set")),
+    "rocm-no-code-object-for-gpu": (
+        "ggml_cuda_init: found 1 ROCm devices :1:hip_fatbin.cpp :687 : 114369963532 us:  No compatible code objects found "
+        "for: gfx1152, value of HIP_FORCE_SPIRV_CODEOBJECT: 0",
+        ("llama.cpp", "HSA_OVERRIDE_GFX_VERSION=<major.minor.step of the nearest supported gfx target>", "set")),
+    "quantized-weight-name-unknown": (
+        "File \"/usr/local/lib/python3.10/dist-packages/vllm/model_executor/models/llama.py\", line 497, in load_weights "
+        "param = params_dict[name] KeyError: 'model.layers.0.mlp.down_proj.qweight'", ("vllm", "--quantization", "set")),
+    "cuda-graph-capture-crashed": (
+        "File \"/home/tiger/.pyenv/versions/3.11.2/lib/python3.11/site-packages/vllm/worker/model_runner.py\", line 1679, "
+        "in capture output_hidden_or_intermediate_states = self.model(", ("vllm", "--enforce-eager", "set")),
+    "llamacpp-tools-need-jinja": (
+        '{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}',
+        ("llama.cpp", "--jinja", "set")),
+    "llamacpp-jinja-template-failed": (
+        "srv          init: init: please consider disabling jinja via --no-jinja, or use a custom chat template via "
+        "--chat-template", ("llama.cpp", "--jinja", "unset")),
+    "vllm-cpu-swap-space-exhausted": (
+        "RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap space to avoid this error.",
+        ("vllm", "--swap-space", "raise")),
+    "tgi-inputs-over-max-input": (
+        "text-generation-inference ValidationError: Input validation error: `inputs` must have less than 1024 tokens. "
+        "Given: 1168.", ("tgi", "--max-input-tokens", "raise")),
+    "trtllm-inflight-batching-needs-packed-paged": (
+        "UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: TrtGptModelInflightBatching requires GPT "
+        "attention plugin with packed input and paged KV cache.", ("tensorrt-llm", "--paged_kv_cache", "set")),
+    "trtllm-block-reuse-needs-paged-context-fmha": (
+        "[TensorRT-LLM][ERROR] Assertion failed: When KV cache block reuse is set, model has to be built with paged "
+        "context FMHA support", ("tensorrt-llm", "--use_paged_context_fmha", "set")),
+    "request-longer-than-served-context": (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"This model's maximum context length is "
+        "4096 tokens. However, you requested 4245 tokens (3221 in the messages, 1024 in the completion). Please reduce "
+        "the length of the messages or completion.\"", ("vllm", "--max-model-len", "raise")),
+    "hf-gated-or-private-repo": (
+        "huggingface_hub.errors.GatedRepoError: 401 Client Error. Cannot access gated repo for url "
+        "https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/resolve/main/config.json. Access to model "
+        "meta-llama/Meta-Llama-3-8B-Instruct is restricted. You must be authenticated to access it.",
+        ("vllm", "HF_TOKEN=<a token of an account granted access>", "set")),
+    "port-already-in-use": (
+        "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use",
+        ("vllm", "--port", "set")),
+    "transformers-does-not-know-architecture": (
+        "ValueError: The checkpoint you are trying to load has model type `qwen3` but Transformers does not recognize "
+        "this architecture. This could be because of an issue with the checkpoint, or because your version of "
+        "Transformers is out of date.", ("vllm", "upgrade", "upgrade")),
+    "nccl-communication-error": (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled "
+        "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5 ncclSystemError: System call (e.g. "
+        "socket, malloc) or external library call failed or device error.", ("vllm", "NCCL_P2P_DISABLE=1", "set")),
+    "sglang-prefill-out-of-memory": (
+        "[2025-03-01 10:02:11 TP0] Scheduler hit an exception: RuntimeError: Prefill out of memory. Try to lower your "
+        "batch size.", ("sglang", "--chunked-prefill-size", "lower")),
+    "vllm-memory-profiling-disturbed": (
+        "AssertionError: Error in memory profiling. Initial free memory 23.1 GiB, current free memory 24.3 GiB. This "
+        "happens when the GPU memory was not properly cleaned up before initializing the vLLM instance.",
+        ("vllm", "--gpu-memory-utilization", "lower")),
+    "llamacpp-input-beyond-physical-batch": (
+        '{"error":{"code":500,"message":"input (11257 tokens) is too large to process. increase the physical batch size '
+        '(current batch size: 8192)","type":"server_error"}}', ("llama.cpp", "--ubatch-size", "raise")),
+    "vllm-lora-rank-over-max": (
+        "ValueError: LoRA rank 32 is greater than max_lora_rank 16.", ("vllm", "--max-lora-rank", "raise")),
+    "vllm-mm-items-over-limit": (
+        "BadRequestError: Error code: 400 - {'object': 'error', 'message': 'At most 1 image(s) may be provided in one "
+        "request.', 'type': 'BadRequestError', 'param': None, 'code': 400}", ("vllm", "--limit-mm-per-prompt", "raise")),
+    "vllm-auto-tool-choice-needs-parser": (
+        '400 {"error": {"message": "\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be '
+        'set"}}', ("vllm", "--tool-call-parser", "set")),
+    "llamacpp-model-file-newer-than-build": (
+        "llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 81, got 58",
+        ("llama.cpp", "upgrade", "upgrade")),
+    "llamacpp-mmap-failed": (
+        "llama_model_load: error loading model: mmap failed: Cannot allocate memory", ("llama.cpp", "--no-mmap", "set")),
+    "invalid-device-ordinal": (
+        "(VllmWorkerProcess pid=2077) ERROR RuntimeError: CUDA error: invalid device ordinal",
+        ("vllm", "--tensor-parallel-size", "lower")),
+    "vllm-profile-run-crashed": (
+        'File "/usr/local/lib/python3.10/dist-packages/vllm/executor/gpu_executor.py", line 114, in '
+        "determine_num_available_blocks return self.driver_worker.determine_num_available_blocks()",
+        ("vllm", "--max-num-seqs", "lower")),
+    "sglang-architecture-not-supported": (
+        "[2025-02-11 TP0] Scheduler hit an exception: ValueError: Model architectures ['Qwen2_5_VLForConditionalGeneration'] "
+        "are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])",
+        ("sglang", "upgrade", "upgrade")),
+    "vllm-v1-feature-unsupported": (
+        "NotImplementedError: VLLM_USE_V1=1 is not supported with --enable-prompt-adapter. vllm 0.8.4",
+        ("vllm", "VLLM_USE_V1=0", "set")),
+    "quantized-shape-not-divisible-by-tp": (
+        "vllm serve Qwen/Qwen2.5-VL-72B-Instruct-AWQ --tensor-parallel-size 4 ValueError: The input size is not aligned "
+        "with the quantized weight shape. This can be caused by too large tensor parallel size.",
+        ("vllm", "--tensor-parallel-size", "lower")),
+    "vllm-unknown-quantization-method": (
+        "ValueError: Unknown quantization method: compressed-tensors. Must be one of ['aqlm', 'awq', 'fp8', 'gptq']. "
+        "vllm 0.5.0", ("vllm", "upgrade", "upgrade")),
+    "no-kernel-image-for-gpu": (
+        "(EngineCore_DP0 pid=311) RuntimeError: CUDA error: no kernel image is available for execution on the device "
+        "NVIDIA GeForce RTX 5090", ("vllm", "upgrade", "upgrade")),
 }
 
 
@@ -218,7 +332,8 @@ def test_a_value_the_message_names_is_the_one_to_set():
 def test_the_prefill_budget_is_raised_to_the_longest_input_the_launcher_names():
     _, actions = _actions(EXAMPLES["tgi-prefill-tokens-below-max-input"][0])
     assert [(a["flag"], a["direction"], a["value"]) for a in actions] == [
-        ("--max-batch-prefill-tokens", "raise", "8191"), ("--max-input-tokens", "lower", "4096")]
+        ("--max-batch-prefill-tokens", "raise", "8191"), ("--max-input-tokens", "lower", "4096"),
+        ("--max-input-length", "lower", "4096")]
 
 
 def test_the_dtype_fix_comes_from_the_engine_profile_for_the_gpus_compute_capability():
@@ -272,6 +387,56 @@ def test_flags_are_spelt_as_the_release_in_the_text_spells_them():
     flashinfer = "sglang 0.2.12 GPU 0: Tesla T4 flashinfer crash"
     flags = [a["flag"] for a in _actions(flashinfer)[1]]
     assert "--disable-flashinfer" in flags and "--attention-backend" not in flags
+
+
+def test_with_no_release_in_the_text_a_renamed_flag_is_also_given_in_its_older_spelling_with_its_last_release():
+    text = "Input validation error: `inputs` must have less than 1024 tokens. Given: 1168."
+    flags = {a["flag"]: a for a in _actions(text)[1] if a["engine"] == "tgi"}
+    assert flags["--max-input-tokens"]["since"] == "2.0.0"
+    assert flags["--max-input-length"]["until"] == "1.4.5" and flags["--max-input-length"]["direction"] == "raise"
+    with_release = _actions("text-generation-inference:1.4.5 " + text)[1]
+    assert [a["flag"] for a in with_release if a["flag"].startswith("--max-input")] == ["--max-input-length"]
+
+
+def test_the_batch_managers_length_check_raises_the_sequence_length_the_engine_was_built_with():
+    # cpp/tensorrt_llm/batch_manager (GenericLlmRequest::validate): the in-flight batching length check.
+    text = "[TensorRT-LLM][ERROR] Assertion failed: Input length (2048) + max new tokens (512) > max sequence length"
+    ids, actions = _actions(text)
+    assert ids[0] == "trtllm-prompt-beyond-max-seq-len"
+    assert ("--max_seq_len", "raise") in [(a["flag"], a["direction"]) for a in actions]
+
+
+def test_vllm_v1s_kv_cache_message_is_read_with_and_without_its_estimate():
+    # vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory), v0.8 and later.
+    text = ("ValueError: To serve at least one request with the models's max seq len (32768), (5.0 GiB KV cache is "
+            "needed, which is larger than the available KV cache memory (0.53 GiB).")
+    ids, actions = _actions(text)
+    assert ids[0] == "vllm-kv-cache-below-max-model-len"
+    assert ("--max-model-len", "lower") in [(a["flag"], a["direction"]) for a in actions]
+
+
+def test_transformers_own_missing_template_message_is_the_missing_chat_template_failure():
+    # transformers/tokenization_utils_base.py (get_chat_template), 4.44 and later.
+    text = ("ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+            "argument was passed! vllm 0.6.3")
+    ids, actions = _actions(text)
+    assert ids == ["chat-template-missing"]
+    assert ("vllm", "--chat-template", "set") in [(a["engine"], a["flag"], a["direction"]) for a in actions]
+
+
+def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
+    # server/text_generation_server/utils/weights.py (get_tensor): a GPTQ tensor the launcher did not expect.
+    text = "text-generation-launcher RuntimeError: weight model.layers.0.self_attn.q_proj.qweight does not exist"
+    ids, actions = _actions(text)
+    assert ids == ["quantized-weight-name-unknown"]
+    assert ("tgi", "--quantize", "set") in [(a["engine"], a["flag"], a["direction"]) for a in actions]
+
+
+def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
+    frame = EXAMPLES["vllm-profile-run-crashed"][0]
+    assert _actions(frame)[0] == ["vllm-profile-run-crashed"]
+    known = frame + " ValueError: No available memory for the cache blocks."
+    assert _actions(known)[0] == ["vllm-no-memory-for-cache-blocks"]
 
 
 def test_an_upgrade_is_not_proposed_to_a_release_that_already_has_the_fix():

@@ -23,6 +23,16 @@ LOGS = [
     ("ggml/src/ggml-cuda.cu:70: CUDA error", "llama.cpp"),
     ('File "/opt/venv/lib/python3.11/site-packages/vllm/model_executor/model_loader/loader.py": gguf file has no '
      "tokenizer", "vllm"),
+    # Wrappers and forks that keep the engine's own class and module names.
+    ('File "/opt/conda/lib/python3.10/site-packages/verl/workers/rollout/llm_engine.py", line 348, in __init__',
+     "vllm"),
+    ("ERROR 05-06 06:47:41 [core.py:396] AsyncLLM output_handler failed.", "vllm"),
+    ("RuntimeError: LLMEngine should not be pickled!", "vllm"),
+    ("Internal: unexpected error when creating modelInstanceState: TrtGptModelInflightBatching requires GPT attention",
+     "tensorrt-llm"),
+    ("/app/tensorrt_llm/benchmarks/cpp/gptSessionBenchmark --engine_dir ./engine", "tensorrt-llm"),
+    ("llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'llama4'",
+     "llama.cpp"),
 ]
 
 

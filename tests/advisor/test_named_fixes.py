@@ -118,3 +118,36 @@ def test_a_named_fix_follows_the_catalogued_failure_and_repeats_none_of_its_acti
     kinds = [f["kind"] for f in result["findings"]]
     assert kinds[:2] == ["known_failure", "named_fix"]
     assert [a["flag"] for a in result["findings"][1]["actions"]] == ["--disable-cuda-graph"]
+
+
+# vllm/v1/core/encoder_cache_manager.py (compute_encoder_budget): the batch token budget below one multimodal item.
+VLLM_MM_BUDGET = ("ValueError: Chunked MM input disabled but max_tokens_per_mm_item (2496) is larger than "
+                  "max_num_batched_tokens (2048). Please increase max_num_batched_tokens.")
+# TGI launcher (clap): a boolean flag given in Python's spelling.
+TGI_CLAP = ("error: invalid value 'True' for '--disable-custom-kernels'\n  [possible values: true, false]\n\n"
+            "  tip: a similar value exists: 'true'")
+# vLLM / SGLang (argparse): a choice the option does not offer.
+VLLM_ARGPARSE = ("vllm serve: error: argument --kv-cache-dtype: invalid choice: 'fp8e4m3' "
+                 "(choose from 'auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3')")
+
+
+def test_a_comparison_on_the_setting_outranks_an_unrelated_verb_earlier_in_the_clause():
+    assert _asked(VLLM_MM_BUDGET, "vllm") == [("vllm", "max_num_batched_tokens", "raise")]
+
+
+def test_a_value_the_launcher_rejects_names_its_flag_to_set_with_the_value_it_suggests():
+    found = named(TGI_CLAP, "tgi")
+    assert [(n.engine, n.key, n.direction, n.value) for n in found] == [("tgi", "disable_custom_kernels", "set", "true")]
+    assert _asked(VLLM_ARGPARSE, "vllm") == [("vllm", "kv_cache_dtype", "set")]
+
+
+def test_a_flag_the_message_says_something_requires_is_to_be_set():
+    # tools/server/utils.hpp (llama.cpp): tools in a request without the Jinja template engine.
+    assert _asked("tools param requires --jinja flag", "llama.cpp") == [("llama.cpp", "jinja", "set")]
+
+
+def test_a_flag_this_release_renamed_is_answered_with_the_name_the_launcher_suggests():
+    # TGI launcher (clap) 2.x given the 1.x flag name.
+    text = ("error: unexpected argument '--max-input-length' found\n\n  tip: a similar argument exists: "
+            "'--max-input-tokens'")
+    assert _asked(text, "tgi") == [("tgi", "max_input_length", "set")]
