@@ -18,7 +18,8 @@ their author had read the validation threads too; the third split, "blind", was 
 by someone who never read the catalog and is reported as its own row; the catalog then grew (engine
 source strings, settings a message names itself) without anyone reading "validation" or "blind" again,
 and a fourth split, "blind2", was collected at the same time by someone who read neither the catalog
-nor the diagnose code. It needs no knowledge loaded (seconds).
+nor the diagnose code; a fifth, "blind3", was collected the same way by another person while the
+recognition code was being changed. It needs no knowledge loaded (seconds).
 """
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def evaluate(split: str, verbose: bool) -> dict:
 
 
 def error_cases(split: str) -> list[dict]:
-    """The pasted-error threads of one split ("dev", "validation" or "blind")."""
+    """The pasted-error threads of one split ("dev", "validation", "blind", "blind2" or "blind3")."""
     cases = [json.loads(line) for line in ERRORS.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [c for c in cases if c["split"] == split]
 
@@ -144,12 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting")
     parser.add_argument("--db-name", default="infrawiki_diagnose_bench")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each question's findings")
-    parser.add_argument("--errors", action="store_true", help="pasted errors from issue threads (dev, validation, blind and blind2)")
+    parser.add_argument("--errors", action="store_true", help="pasted errors from issue threads (dev, validation, blind, blind2 and blind3)")
     args = parser.parse_args(argv)
     if args.errors:
         with throwaway_database(args.db_name, reuse=False, keep=False):
-            wanted = {"dev": ["dev"], "heldout": ["validation", "blind", "blind2"],
-                      "both": ["dev", "validation", "blind", "blind2"]}[args.split]
+            wanted = {"dev": ["dev"], "heldout": ["validation", "blind", "blind2", "blind3"],
+                      "both": ["dev", "validation", "blind", "blind2", "blind3"]}[args.split]
             for split in wanted:
                 r = evaluate_errors(split, args.verbose)
                 print(f"{split}: a top-{TOP} finding names a resolving flag in the right direction in "
