@@ -3,6 +3,8 @@ the recommendation with a copyable command, a memory chart, predicted latencies,
 and evidence. Both are GET so a result can be bookmarked and shared."""
 from __future__ import annotations
 
+import re
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -11,6 +13,16 @@ from advisor import services as advisor_services
 from advisor.validation import AdvisorInputError
 from frontend.charts import latency_groups, memory_segments
 from frontend.forms import AdvisorForm
+
+
+def _in_form_words(text: str, form: AdvisorForm) -> str:
+    """The advisor's errors name request keys as the API takes them ("model_config"); on the page a
+    person sees field labels, so each quoted key becomes the label of its field."""
+    for name, field in form.fields.items():
+        label = str(field.label or name).split(" (")[0]
+        text = re.sub(rf'\b(?:as|in) "{re.escape(name)}"', f"in the “{label}” field", text)
+        text = text.replace(f'"{name}"', f"the “{label}” field")
+    return text
 
 
 def advisor_form(request: HttpRequest) -> HttpResponse:
@@ -24,7 +36,8 @@ def advisor_result(request: HttpRequest) -> HttpResponse:
     try:
         result = advisor_services.recommend(form.advisor_request())
     except AdvisorInputError as exc:
-        form.add_error(None, f"{exc.error} — {exc.hint}" if getattr(exc, "hint", None) else str(exc.error))
+        text = f"{exc.error} — {exc.hint}" if getattr(exc, "hint", None) else str(exc.error)
+        form.add_error(None, _in_form_words(text, form))
         return render(request, "frontend/advisor_form.html", {"form": form}, status=400)
     gpu = advisor_catalog.gpus().get((result.get("input") or {}).get("gpu_id", ""))
     gpu_gib = gpu.memory_gib if gpu else None

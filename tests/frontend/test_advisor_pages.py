@@ -84,3 +84,12 @@ def test_the_result_shows_each_technique_on_or_off_with_the_quotes_behind_it(cli
     shown = [text for badge, text in items if badge == "on"][0]
     assert any(quote in shown for quote in quotes) and "arXiv:2401.00031" in shown
     assert re.search(r"p\.[45]\b", shown)
+
+
+def test_an_unknown_model_error_names_the_forms_fields_not_the_apis_keys(client, monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: the Hub is unreachable
+    response = client.get("/advisor/result/", {**QUERY, "model": "acme/private-4b"})
+    assert response.status_code == 400
+    alert = re.search(r'role="alert">(.*?)</div>', response.content.decode(), re.S).group(1)
+    assert "in the “Model” field" in alert and "in the “Model config.json” field" in alert
+    assert '"model_config"' not in alert and "&quot;model&quot;" not in alert
