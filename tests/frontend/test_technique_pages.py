@@ -55,6 +55,7 @@ def test_the_diagnose_page_answers_and_says_when_it_cannot(web):
     assert "does not match any serving symptom" in refused
     assert "the engine version" in refused and "the GPU model" in refused, "it says what to send instead"
     assert '<a href="/techniques/">' in refused, "the techniques it knows are a link, not a bare path"
+    assert 'class="message warning"' in refused, "styled as a warning (the stylesheet has no .warn)"
 
 
 KV_ERROR = ("ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be "
