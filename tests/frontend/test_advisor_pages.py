@@ -93,3 +93,15 @@ def test_an_unknown_model_error_names_the_forms_fields_not_the_apis_keys(client,
     alert = re.search(r'role="alert">(.*?)</div>', response.content.decode(), re.S).group(1)
     assert "in the “Model” field" in alert and "in the “Model config.json” field" in alert
     assert '"model_config"' not in alert and "&quot;model&quot;" not in alert
+
+
+def test_the_command_wraps_between_words_only_and_the_engine_is_named_as_people_write_it(client):
+    from advisor.profiles import profiles
+
+    html = client.get("/advisor/result/", QUERY).content.decode()
+    pre = re.search(r'<pre id="command-1" class="command">(.*?)</pre>', html, re.S).group(1)
+    words = re.findall(r'<span class="nowrap">(.*?)</span>', pre)
+    assert re.sub(r"<[^>]+>", "", pre) == " ".join(words), "the spans add no text: a copy is the command"
+    assert any(w.startswith("--") for w in words), "a flag is one word that never breaks after its first hyphen"
+    engine = re.search(r'<h2 id="rec-1">(?:Best|Closest): (\S+)', html).group(1)
+    assert engine in {p.name for p in profiles().values()}, engine
