@@ -181,7 +181,7 @@ def _technique_finding(vector: np.ndarray, name: str, why: str, symptom: str,
 def _failure_finding(m: known_failures.Match, rec: Recognised, issues: list[dict[str, str]]) -> dict[str, Any]:
     """A recognised failure: its fixes (flag, value, arithmetic, source) first, then where its string lives."""
     sig = m.signature
-    where = f" ({m.engine})" if m.engine else ""
+    where = f" ({profiles.engine_label(m.engine)})" if m.engine else ""
     return {"kind": "known_failure", "technique": None, "signature": sig.id, "title": f"{sig.title}{where}",
             "why": f"This is a known {sig.kind} failure; the fixes below are ordered as to try them.",
             "actions": known_failures.actions(m, rec), "evidence": [],
@@ -262,9 +262,9 @@ def diagnose(text: str) -> dict[str, Any]:
         message = ("This error is not in InfraWiki's failure catalog and names no serving technique. "
                    f"To narrow it down, send {', '.join(missing)}.")
     else:
-        message = ("This does not match any serving symptom or technique InfraWiki knows "
-                   "(see /techniques/); describe what you observe while serving, e.g. latency, "
-                   "memory or throughput, or paste the error message.")
+        message = ("This does not match any serving symptom or technique InfraWiki knows. Describe what you "
+                   "observe while serving (e.g. latency, memory or throughput) or paste the error message, "
+                   f"and add {', '.join(missing)}; the techniques InfraWiki knows are listed at /techniques/.")
     recognised = {**rec.as_dict(), "failures": [m.signature.id for m in matches]}
     return {"query": query, "findings": findings, "answered": bool(findings), "message": message,
             "recognised": recognised, "missing": missing}

@@ -507,6 +507,12 @@ def profile(engine: str) -> EngineProfile:
     return profiles()[engine]
 
 
+def engine_label(engine: str) -> str:
+    """The engine's name as people write it ("vLLM" for "vllm"); anything not an engine id comes back as is."""
+    found = profiles().get(engine)
+    return found.name if found else engine
+
+
 @cache
 def _aliases() -> dict[str, str]:
     out: dict[str, str] = {}

@@ -68,6 +68,7 @@ def test_text_outside_serving_is_answered_as_unanswerable_not_with_the_nearest_t
     result = diagnose("my printer keeps jamming on the second page")
     assert result["findings"] == [] and result["answered"] is False
     assert "does not match any serving symptom" in result["message"]
+    assert "the engine version" in result["message"] and "the GPU model" in result["message"], "says what to send"
 
 
 def test_empty_or_oversized_text_is_a_clear_input_error():

@@ -10,7 +10,7 @@ def test_the_advisor_form_leads_to_a_result_with_its_chart(page, live_server, we
     page.goto("/advisor/")
     page.get_by_label("GPU", exact=True).fill("A100-SXM4-40GB")
     page.get_by_label("CUDA version the driver supports").fill("12.1")
-    page.get_by_label("Model").fill("meta-llama/Llama-3.1-8B-Instruct")
+    page.get_by_label("Model", exact=True).fill("meta-llama/Llama-3.1-8B-Instruct")
     page.get_by_label("Concurrent requests").fill("16")
     page.get_by_label("p95 end-to-end latency (ms)").fill("5000")
     screenshot(page, "advisor-form")

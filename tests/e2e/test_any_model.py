@@ -43,7 +43,8 @@ def test_with_no_network_a_config_json_path_or_the_pasted_file_sizes_the_model(p
 
     _ask(page, "acme/private-4b")  # unknown, and the Hub cannot be reached: the error names the routes
     error = page.get_by_role("alert").inner_text()
-    assert "could not be reached" in error and "model_config" in error and "local model folder" in error
+    assert "could not be reached" in error and "Model config.json" in error and "local model folder" in error
+    assert "model_config" not in error, "the page names its fields by their labels, not by the API's keys"
 
     _ask(page, str(folder / "config.json"))
     assert page.get_by_role("heading", name="Recommendation").is_visible()

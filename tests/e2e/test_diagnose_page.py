@@ -25,3 +25,18 @@ def test_diagnose_answers_a_symptom_on_a_phone_screen(browser, live_server, web_
         assert screenshot(page, "diagnose-phone").stat().st_size > 5000
     finally:
         context.close()
+
+
+def test_a_pasted_multi_line_traceback_keeps_its_lines_and_is_answered_fix_first(page, web_live):
+    traceback = ("Traceback (most recent call last):\n"
+                 '  File "/usr/lib/python3/site-packages/vllm/worker/worker.py", line 1, in determine_num_blocks\n'
+                 "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can "
+                 "be stored in KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing "
+                 "`max_model_len` when initializing the engine.")
+    page.goto("/diagnose/")
+    page.get_by_label("Symptom or error message").fill(traceback)
+    page.get_by_role("button", name="Diagnose").click()
+    page.wait_for_load_state()
+    # A one-line input would have dropped the line breaks and glued "determine_num_blocks" to "ValueError".
+    assert page.get_by_label("Symptom or error message").input_value() == traceback
+    assert "vLLM: lower --max-model-len 3664" in page.locator("li.finding").first.inner_text()

@@ -84,3 +84,59 @@ def test_the_result_shows_each_technique_on_or_off_with_the_quotes_behind_it(cli
     shown = [text for badge, text in items if badge == "on"][0]
     assert any(quote in shown for quote in quotes) and "arXiv:2401.00031" in shown
     assert re.search(r"p\.[45]\b", shown)
+
+
+def test_an_unknown_model_error_names_the_forms_fields_not_the_apis_keys(client, monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: the Hub is unreachable
+    response = client.get("/advisor/result/", {**QUERY, "model": "acme/private-4b"})
+    assert response.status_code == 400
+    alert = re.search(r'role="alert">(.*?)</div>', response.content.decode(), re.S).group(1)
+    assert "in the “Model” field" in alert and "in the “Model config.json” field" in alert
+    assert '"model_config"' not in alert and "&quot;model&quot;" not in alert
+
+
+def test_the_command_wraps_between_words_only_and_the_engine_is_named_as_people_write_it(client):
+    from advisor.profiles import profiles
+
+    html = client.get("/advisor/result/", QUERY).content.decode()
+    pre = re.search(r'<pre id="command-1" class="command">(.*?)</pre>', html, re.S).group(1)
+    words = re.findall(r'<span class="nowrap">(.*?)</span>', pre)
+    assert re.sub(r"<[^>]+>", "", pre) == " ".join(words), "the spans add no text: a copy is the command"
+    assert any(w.startswith("--") for w in words), "a flag is one word that never breaks after its first hyphen"
+    engine = re.search(r'<h2 id="rec-1">(?:Best|Closest): (\S+)', html).group(1)
+    assert engine in {p.name for p in profiles().values()}, engine
+
+
+def _bundled_config(name: str) -> str:
+    """A real config.json the aiconfigurator bundle ships (its own copy of the model's Hugging Face file)."""
+    from importlib import util
+    from pathlib import Path
+
+    spec = util.find_spec("aiconfigurator_core")
+    assert spec is not None and spec.submodule_search_locations
+    return (Path(next(iter(spec.submodule_search_locations))) / "model_configs" / name).read_text()
+
+
+def test_the_form_posts_and_a_result_without_a_pasted_config_gets_a_shareable_address(client):
+    form = client.get("/advisor/").content.decode()
+    assert re.search(r'<form method="post" action="/advisor/result/"', form)
+    response = client.post("/advisor/result/", QUERY)
+    assert response.status_code == 302
+    shared = client.get(response["Location"])
+    assert shared.status_code == 200 and "Recommendation" in shared.content.decode()
+    assert "csrfmiddlewaretoken" not in response["Location"]
+    reopened = client.get("/advisor/?" + response["Location"].split("?", 1)[1]).content.decode()
+    assert 'value="meta-llama/Llama-3.1-8B-Instruct"' in reopened, "Change the inputs keeps what was typed"
+
+
+def test_a_pasted_config_too_long_for_a_url_is_answered_on_the_post(client, monkeypatch):
+    from urllib.parse import urlencode
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    config = _bundled_config("Qwen--Qwen3-30B-A3B-FP8_config.json")
+    assert len(urlencode({"model_config": config})) > 8190, "longer than any request line gunicorn accepts"
+    response = client.post("/advisor/result/", {**QUERY, "gpu": "H100-SXM5-80GB", "model": "acme/private-30b",
+                                                 "model_config": config})
+    html = response.content.decode()
+    assert response.status_code == 200, html[:2000]
+    assert "<h1>Recommendation</h1>" in html and "paste the config.json again" in html

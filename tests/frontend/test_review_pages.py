@@ -93,3 +93,19 @@ def test_the_review_queue_costs_the_same_queries_for_any_number_of_facts(client,
     client.get("/review/")
     with django_assert_num_queries(6):  # session, user, editor group, count, one page of facts, PDFs held apart
         client.get("/review/")
+
+
+def test_a_held_pdf_shows_both_titles_above_the_facts_with_a_named_accept_button(client, web):
+    from papers.models import IdentityConflict
+    from tests.frontend.data import _paper
+
+    held = _paper("2309.06181", "A Survey That Quotes The PagedAttention arXiv Id", 1)
+    IdentityConflict.objects.create(paper=held, claimed=web.papers["vllm"], hint_source="stamp",
+                                    reason="the stored paper under that id has another title", pdf_sha256="a" * 64)
+    login(client, web, "editor")
+    html = client.get("/review/").content.decode()
+    section = html[html.index('id="identity-h"'):]
+    assert "A Survey That Quotes The PagedAttention arXiv Id" in section
+    assert web.papers["vllm"].title in section, "the title the PDF was not taken for is shown too"
+    assert "Accept as arXiv:2309.06180</button>" in section
+    assert html.index('id="identity-h"') < html.index("<table"), "a long queue must not bury the held PDFs"

@@ -53,6 +53,21 @@ def test_the_diagnose_page_answers_and_says_when_it_cannot(web):
     assert "Chunked prefill" in answered and "--enable-chunked-prefill" in answered
     refused = _client(web).get("/diagnose/", {"q": "my printer keeps jamming"}).content.decode()
     assert "does not match any serving symptom" in refused
+    assert "the engine version" in refused and "the GPU model" in refused, "it says what to send instead"
+    assert '<a href="/techniques/">' in refused, "the techniques it knows are a link, not a bare path"
+    assert 'class="message warning"' in refused, "styled as a warning (the stylesheet has no .warn)"
+
+
+KV_ERROR = ("ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be "
+            "stored in KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine.")
+
+
+def test_a_diagnosed_error_names_the_engine_as_people_write_it_not_by_its_catalog_id(web):
+    answered = _client(web).post("/diagnose/", {"q": KV_ERROR}).content.decode()
+    assert "Recognised: vLLM" in " ".join(answered.split())
+    assert "<li>vLLM: lower <code>--max-model-len 3664</code>" in answered
+    assert "(vllm)" not in answered and "<li>vllm:" not in answered
 
 
 def test_a_saved_setup_makes_the_paper_page_compare_environments(web):
