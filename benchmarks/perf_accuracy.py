@@ -265,6 +265,28 @@ def evaluate(cases: list[Case], cal: Calibration) -> dict[str, dict[str, float]]
             for name, errs in answers.items()}
 
 
+def breakdown(cases: list[Case], cal: Calibration) -> list[str]:
+    """One line per (model, backend, step source): rows, median signed and absolute % error of TTFT and
+    TPOT, largest total TPOT error first, so the class that dominates the error is read off the top."""
+    groups: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for c in cases:
+        fit = cal.engine(c.engine)
+        try:
+            source = "silicon"
+            pred = simulate(c, silicon_step(c, fit.silicon), fit.frontend_s(c.concurrency))
+        except SiliconUnavailable:
+            source = "roofline"
+            pred = advisor_roofline(c, cal)
+        except Exception:  # noqa: BLE001 - counted as unanswered, as evaluate does
+            continue
+        key = (c.row["model_path"], c.row["backend"], source)
+        groups.setdefault(key, []).append(((pred[0] - c.ttft_ms) / c.ttft_ms * 100, (pred[1] - c.tpot_ms) / c.tpot_ms * 100))
+    order = sorted(groups.items(), key=lambda kv: -sum(abs(e[1]) for e in kv[1]))
+    return [f"  {m[:40]:40s} {b:7s} {src:8s} n={len(e):3d}  TTFT {percentile([x[0] for x in e], 50):+7.1f} "
+            f"(|{percentile([abs(x[0]) for x in e], 50):5.1f}|)  TPOT {percentile([x[1] for x in e], 50):+7.1f} "
+            f"(|{percentile([abs(x[1]) for x in e], 50):5.1f}|)" for (m, b, src), e in order]
+
+
 # --- fitting -----------------------------------------------------------------------------------
 STEP_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.003, 0.005)
 PER_SEQ_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00008)
@@ -353,6 +375,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="refit advisor/catalog/calibration.json first")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--split", choices=("all", "fit"), default="all",
+                        help="'fit': evaluate only the fit half and the other systems, never the validation "
+                             "half (what to iterate on; run 'all' once at the end)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also print the advisor's median errors per model and backend (where the error is)")
     args = parser.parse_args(argv)
     sets = split(list(read_rows()))
     if args.fit:
@@ -362,14 +389,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (CATALOG_DIR / "calibration.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         calibration.cache_clear()
     cal = calibration()
+    names = ("fit", "other") if args.split == "fit" else ("validation", "fit", "other")
     report = {name: evaluate(sample(sets[name], None if name == "validation" else SAMPLE.get(name)), cal)
-              for name in ("validation", "fit", "other")}
+              for name in names}
     lines = []
     for name, results in report.items():
         lines.append(f"{name} rows:")
         for predictor, r in results.items():
             lines.append(f"  {predictor:46s} n={r['rows']:4.0f}  TTFT {r['ttft_median_pct']:6.1f} %  "
                          f"TPOT {r['tpot_median_pct']:6.1f} %")
+    if args.breakdown:
+        for name in names:
+            if name != "validation":
+                lines += [f"{name} rows by model / backend (advisor):", *breakdown(sample(sets[name], SAMPLE.get(name)), cal)]
     print(json.dumps(report, indent=2) if args.json else "\n".join(lines))
     return report
 
