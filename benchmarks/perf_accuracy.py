@@ -49,6 +49,7 @@ ENGINES = {"vllm": "vllm", "sglang": "sglang", "trtllm": "tensorrt-llm"}  # CSV 
 # TRT-LLM's enable_chunked_prefill defaults to False (tensorrt_llm/llmapi/llm_args.py)
 MIXED_STEPS = {"vllm": True, "sglang": False, "trtllm": False}
 BITS = {"fp8": 8, "fp4": 4, "int4": 4, "bf16": 16, "": 16}
+EVALUATED = {"all": ("validation", "fit", "other"), "fit": ("fit", "other")}  # per --split: the sets printed
 SAMPLE = {"fit": 60, "other": 60}  # rows per backend simulated per set, seeded, to keep the run minutes long
 Row = dict[str, str]
 
@@ -407,7 +408,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (CATALOG_DIR / "calibration.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         calibration.cache_clear()
     cal = calibration()
-    names = ("fit", "other") if args.split == "fit" else ("validation", "fit", "other")
+    names = EVALUATED[args.split]
     report = {name: evaluate(sample(sets[name], None if name == "validation" else SAMPLE.get(name)), cal)
               for name in names}
     lines = []
