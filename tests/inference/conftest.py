@@ -8,12 +8,19 @@ end to end in seconds.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import torch
 
 from inference import LLM
+from inference.config import Config
+from inference.engine import LLMEngine
+from inference.request_limits import ServerLimits
+from inference.server import InferenceServer
 
 
 def build_tiny(folder: Path, arch: str, vocab_size: int = 512, seed: int = 0) -> Path:
@@ -82,3 +89,22 @@ def tiny_chat_model(tmp_path_factory, default_tokenizer) -> Path:
 def tiny_chat_llm(tiny_chat_model: Path) -> LLM:
     return LLM(str(tiny_chat_model), dtype="float32", max_num_seqs=8, max_num_batched_tokens=256,
                num_kvcache_blocks=256, max_model_len=1024)
+
+
+@contextmanager
+def serving(model: Path, *, num_kvcache_blocks: int, max_model_len: int, max_num_seqs: int = 8,
+            limits: ServerLimits | None = None) -> Iterator[tuple[InferenceServer, str]]:
+    """The built-in server over a tiny model on a free loopback port, (server, base URL), stopped on exit:
+    the one way the HTTP tests start a server in-process (each sizes the cache for what it sends)."""
+    engine = LLMEngine(Config(model=str(model), dtype="float32", max_num_seqs=max_num_seqs,
+                              max_num_batched_tokens=256, num_kvcache_blocks=num_kvcache_blocks,
+                              max_model_len=max_model_len))
+    extra = {"limits": limits} if limits is not None else {}
+    srv = InferenceServer(("127.0.0.1", 0), engine, "tiny", **extra)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv, f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()

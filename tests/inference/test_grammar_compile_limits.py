@@ -9,24 +9,17 @@ import time
 import pytest
 import requests
 
-from inference.config import Config
-from inference.engine import LLMEngine
 from inference.request_limits import MAX_OPTIONAL_PROPERTIES, MAX_PATTERN_REPEAT, ServerLimits
-from inference.server import InferenceServer
+from tests.inference.conftest import serving
 
 SMALL = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
 @pytest.fixture(scope="module")
 def server(tiny_chat_model):
-    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_num_seqs=8, max_num_batched_tokens=256,
-                              num_kvcache_blocks=128, max_model_len=512))
-    srv = InferenceServer(("127.0.0.1", 0), engine, "tiny", limits=ServerLimits(max_schema_bytes=32 * 1024))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv, f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(tiny_chat_model, num_kvcache_blocks=128, max_model_len=512,
+                 limits=ServerLimits(max_schema_bytes=32 * 1024)) as (srv, base):
+        yield srv, base
 
 
 def guided(base: str, schema: dict, timeout: float = 60) -> requests.Response:

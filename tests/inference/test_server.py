@@ -7,7 +7,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,9 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from inference.config import Config
-from inference.engine import LLMEngine
-from inference.server import InferenceServer
+from tests.inference.conftest import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = {"type": "object", "properties": {"engine": {"enum": ["vllm", "sglang"]}, "block_size": {"type": "integer"}},
@@ -26,14 +23,8 @@ SCHEMA = {"type": "object", "properties": {"engine": {"enum": ["vllm", "sglang"]
 
 @pytest.fixture(scope="module")
 def server(tiny_chat_model):
-    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_num_seqs=8, max_num_batched_tokens=256,
-                              num_kvcache_blocks=128, max_model_len=1024))
-    srv = InferenceServer(("127.0.0.1", 0), engine, "tiny")
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv, f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(tiny_chat_model, num_kvcache_blocks=128, max_model_len=1024) as (srv, base):
+        yield srv, base
 
 
 def metric(base: str, name: str) -> float:

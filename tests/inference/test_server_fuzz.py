@@ -5,17 +5,14 @@ Derandomized, so a failure replays exactly."""
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inference.config import Config
-from inference.engine import LLMEngine
 from inference.openai_api import CHAT_FIELDS, COMPLETION_FIELDS, ROLES
-from inference.server import InferenceServer
+from tests.inference.conftest import serving
 
 EXAMPLES = 40
 SPECIAL = [float("nan"), float("inf"), -float("inf"), 2**64 - 1, 2**64, 2**63, -(2**63) - 1, -1, 0, 1, 1e-30, 0.5,
@@ -41,14 +38,8 @@ def bodies(fields: set[str], base: dict) -> st.SearchStrategy[dict]:
 
 @pytest.fixture(scope="module")
 def server(tiny_chat_model):
-    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_num_seqs=16, max_num_batched_tokens=256,
-                              num_kvcache_blocks=64, max_model_len=64))
-    srv = InferenceServer(("127.0.0.1", 0), engine, "tiny")
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(tiny_chat_model, num_kvcache_blocks=64, max_model_len=64, max_num_seqs=16) as (srv, base):
+        yield base
 
 
 def check(base: str, path: str, body: dict) -> None:

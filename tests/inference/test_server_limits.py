@@ -15,25 +15,18 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from inference.config import Config
-from inference.engine import LLMEngine
 from inference.request_limits import ServerLimits
 from inference.server import InferenceServer
+from tests.inference.conftest import serving
 
 TIMEOUT_S = 1.5
 
 
 @pytest.fixture(scope="module")
 def server(tiny_chat_model):
-    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_num_seqs=8, max_num_batched_tokens=256,
-                              num_kvcache_blocks=128, max_model_len=512))
-    limits = ServerLimits(max_body_bytes=8 * 1024 * 1024, request_timeout_s=TIMEOUT_S)
-    srv = InferenceServer(("127.0.0.1", 0), engine, "tiny", limits=limits)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv, f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(tiny_chat_model, num_kvcache_blocks=128, max_model_len=512,
+                 limits=ServerLimits(max_body_bytes=8 * 1024 * 1024, request_timeout_s=TIMEOUT_S)) as (srv, base):
+        yield srv, base
 
 
 def raw_exchange(srv: InferenceServer, data: bytes, wait_s: float = 10.0) -> tuple[bytes, float]:

@@ -4,14 +4,11 @@ it, never a 500, an empty reply or a request quietly run with a value the sample
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 import requests
 
-from inference.config import Config
-from inference.engine import LLMEngine
-from inference.server import InferenceServer
+from tests.inference.conftest import serving
 
 CHAT = "/v1/chat/completions"
 DONE = "/v1/completions"
@@ -21,14 +18,8 @@ TOOLS = '"tools": [{"type": "function", "function": {"name": "f", "parameters": 
 
 @pytest.fixture(scope="module")
 def server(tiny_chat_model):
-    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_num_seqs=8, max_num_batched_tokens=256,
-                              num_kvcache_blocks=64, max_model_len=256))
-    srv = InferenceServer(("127.0.0.1", 0), engine, "tiny")
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv, f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(tiny_chat_model, num_kvcache_blocks=64, max_model_len=256) as (srv, base):
+        yield srv, base
 
 
 def post_raw(base: str, path: str, body: str) -> requests.Response:
