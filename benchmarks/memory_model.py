@@ -29,7 +29,7 @@ from advisor.model_specs import ModelSpec
 from advisor.planner import KV_BYTES, default_max_num_seqs, enumerate_options
 from advisor.profiles import profile
 from advisor.sizing import GIB, activation_bytes, kv_bytes_per_token, weight_bytes
-from advisor.validation import parse_request
+from advisor.validation import Request, parse_request
 from advisor.versions import vkey
 
 LOGS = Path(__file__).resolve().parent / "data" / "vllm_startup_logs.json"
@@ -92,13 +92,17 @@ def second_opinion(model: ModelSpec, capacity_bytes: float, tp: int, pp: int) ->
     return float(estimate["total_kv_size_bytes"])
 
 
+def layout(req: Request) -> tuple[int, int, str | None]:
+    """The measured start-up's tensor- and pipeline-parallel sizes and KV dtype (None: the model's own)."""
+    kv = req.flags.get("kv_cache_dtype")
+    return (int(req.flags.get("tensor_parallel_size", 1)), int(req.flags.get("pipeline_parallel_size", 1)),
+            None if kv in (None, "auto") else str(kv))
+
+
 def size(entry: dict[str, Any]) -> Row:
     """The advisor's, the naive and the second-opinion KV figures for one measurement."""
     req = parse_request(entry["request"])
-    tp = int(req.flags.get("tensor_parallel_size", 1))
-    pp = int(req.flags.get("pipeline_parallel_size", 1))
-    kv = req.flags.get("kv_cache_dtype")
-    kv = None if kv in (None, "auto") else str(kv)
+    tp, pp, kv = layout(req)
     plan = enumerate_options(req)
     sizes = [o.plan for o in plan.options if o.tp == tp and o.pp == pp and o.kv_dtype == kv
              and (o.quant.method is None) == (req.model.quantization is None)]
@@ -135,10 +139,7 @@ def fit(engine: str, since: str) -> dict[str, float]:
         if acct.since != since:
             continue
         req = parse_request(entry["request"])
-        tp = int(req.flags.get("tensor_parallel_size", 1))
-        pp = int(req.flags.get("pipeline_parallel_size", 1))
-        kv = req.flags.get("kv_cache_dtype")
-        kv = None if kv in (None, "auto") else str(kv)
+        tp, pp, kv = layout(req)
         eng = profile(engine)
         seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version, req.gpu))
         tokens = int(req.flags.get("max_num_batched_tokens") or eng.default("max_num_batched_tokens", version, req.gpu) or 2048)
