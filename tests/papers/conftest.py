@@ -5,7 +5,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
 
+from infrawiki.permissions import EDITORS_GROUP
 from papers.pdf import ParsedPdf, parse_pdf
 from tests.papers.replay import ArxivReplay, GithubReplay
 
@@ -58,3 +61,18 @@ def memory_broker() -> Iterator[object]:
         yield app
     finally:
         switch_broker(app, *saved)
+
+
+def editor_client(name: str = "editor") -> Client:
+    """A test client signed in as a member of the editors group (the account is made on first use)."""
+    user, created = User.objects.get_or_create(username=name)
+    if created:
+        user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def editor(db) -> Client:
+    return editor_client()

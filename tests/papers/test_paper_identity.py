@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from infrawiki.permissions import EDITORS_GROUP
 from ontology.models import Fact
 from ontology.services import verify_fact
 from papers.models import IdentityConflict, Paper, PaperPage, PipelineEvent
@@ -125,13 +124,6 @@ SURVEY = ("Abstract. We review how serving systems schedule requests, batch them
           "inference with Sarathi-Serve. arXiv:2403.02310, 2024.")
 
 
-@pytest.fixture
-def editor(db) -> Client:
-    user = User.objects.create_user("editor", password="pw-editor-1")
-    user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_an_uploaded_survey_citing_a_starter_paper_is_stored_as_itself_and_held_for_review(

@@ -12,31 +12,16 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.db import connections
 from django.test import Client
 
-from infrawiki.permissions import EDITORS_GROUP
 from papers.models import Paper
 from papers.pdf import PdfError
 from papers.services.pdfs import ingest_pdf_file
+from tests.papers.conftest import editor_client
 from tests.papers.pdfs import SERVING_TEXT, text_pdf
-
-
-def _editor_client(name: str = "editor") -> Client:
-    user, created = User.objects.get_or_create(username=name)
-    if created:
-        user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def editor(db) -> Client:
-    return _editor_client()
 
 
 def _with_stream(path: Path, stream: bytes, filters: str) -> Path:
@@ -124,7 +109,7 @@ def test_a_parse_past_its_time_limit_is_stopped_and_the_upload_answers(tmp_path,
 def test_the_same_pdf_uploaded_twice_at_once_is_one_paper_and_one_duplicate(tmp_path, settings) -> None:
     settings.DATA_DIR = tmp_path / "data"
     pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, "Page two. " + SERVING_TEXT, title="Sys: fast serving").read_bytes()
-    clients = [_editor_client("editor-a"), _editor_client("editor-b")]
+    clients = [editor_client("editor-a"), editor_client("editor-b")]
     start = threading.Barrier(len(clients))
     answers: list[tuple[int, str]] = []
     errors: list[BaseException] = []

@@ -2,22 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from infrawiki.permissions import EDITORS_GROUP
 from papers.models import Paper
 from tests.papers.pdfs import SERVING_TEXT, text_pdf
-
-
-@pytest.fixture
-def editor(db) -> Client:
-    user = User.objects.create_user("editor", password="pw-editor-1")
-    user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
