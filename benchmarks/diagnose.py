@@ -21,7 +21,8 @@ and a fourth split, "blind2", was collected at the same time by someone who read
 nor the diagnose code. After both were measured once, all four splits were read to grow the catalog into
 failure families (each signature from an engine's own source string, never a thread's phrase), so their figures
 are now development figures. A fifth split, "blind3", was collected meanwhile by someone who read neither the
-catalog nor the diagnose code, and is the one held out. It needs no knowledge loaded (seconds).
+catalog nor the diagnose code, and was held out until its misses were read (2026-12-02); "blind4", collected the
+same way on 2026-12-02, is the one held out now. It needs no knowledge loaded (seconds).
 """
 from __future__ import annotations
 
@@ -92,8 +93,12 @@ def evaluate(split: str, verbose: bool) -> dict:
             "refused": refused}
 
 
+# the pasted-error splits in the order they were collected; all but "dev" are reported under --split heldout
+ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4")
+
+
 def error_cases(split: str) -> list[dict]:
-    """The pasted-error threads of one split ("dev", "validation", "blind", "blind2" or "blind3")."""
+    """The pasted-error threads of one split (one of ERROR_SPLITS)."""
     cases = [json.loads(line) for line in ERRORS.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [c for c in cases if c["split"] == split]
 
@@ -147,12 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting")
     parser.add_argument("--db-name", default="infrawiki_diagnose_bench")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each question's findings")
-    parser.add_argument("--errors", action="store_true", help="pasted errors from issue threads (dev, validation, blind, blind2 and blind3)")
+    parser.add_argument("--errors", action="store_true", help="pasted errors from issue threads (" + ", ".join(ERROR_SPLITS) + ")")
     args = parser.parse_args(argv)
     if args.errors:
         with throwaway_database(args.db_name, reuse=False, keep=False):
-            wanted = {"dev": ["dev"], "heldout": ["validation", "blind", "blind2", "blind3"],
-                      "both": ["dev", "validation", "blind", "blind2", "blind3"]}[args.split]
+            wanted = {"dev": ["dev"], "heldout": list(ERROR_SPLITS[1:]), "both": list(ERROR_SPLITS)}[args.split]
             for split in wanted:
                 r = evaluate_errors(split, args.verbose)
                 print(f"{split}: a top-{TOP} finding names a resolving flag in the right direction in "
