@@ -72,11 +72,12 @@ class Named:
 @cache
 def _spellings() -> dict[str, list[tuple[str, str]]]:
     """Each way a profile flag is written, normalised (lower case, '_' for '-', no leading dashes), to
-    the (engine, key) pairs it names: the engine's own spellings first, then the bare key."""
+    the (engine, key) pairs it names: the engine's own spellings and documented aliases first, then the
+    bare key."""
     table: dict[str, list[tuple[str, str]]] = {}
     for engine, eng in profiles.profiles().items():
-        for key, names in eng.flags.items():
-            for written in [n.name for n in names] + [key]:
+        for key in eng.flags:
+            for written in eng.spellings(key) + [key]:
                 norm = profiles.flag_key(written).lower()
                 if len(norm) < 2 or (engine, key) in table.get(norm, []):
                     continue
@@ -155,8 +156,7 @@ def _resolve(norm: str, engine: str | None) -> tuple[str, str] | None:
     if len(engines) == 1:
         return pairs[0]
     # Several engines share the key; the one that also spells its flag this way wrote the message.
-    own = [(e, k) for e, k in pairs if any(profiles.flag_key(n.name).lower() == norm
-                                           for n in profiles.profile(e).flags[k])]
+    own = [(e, k) for e, k in pairs if k in profiles.profile(e).keys_named(norm)]
     return own[0] if len({e for e, _ in own}) == 1 else None
 
 
@@ -198,7 +198,7 @@ def named(text: str, engine: str | None) -> list[Named]:
         if direction is None:
             continue
         name = found.group(1)
-        if (None, name) in seen:
+        if (None, name) in seen or name.lower() in _spellings():  # an engine's own variable for a flag, read above
             continue
         seen.add((None, name))
         out.append(Named(None, engine, name, "set" if direction in (None, "raise", "lower") else direction,
@@ -234,7 +234,8 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         if spelling is None:
             continue
         flag, since = spelling
+        eng = profiles.profile(item.engine)
         out.append({"engine": item.engine, "flag": flag, "since": since, "direction": item.direction,
-                    "value": item.value, "arithmetic": None, "why": why,
-                    "source": profiles.profile(item.engine).docs})
+                    "value": item.value, "arithmetic": None, "why": why, "source": eng.docs,
+                    "aliases": eng.other_spellings(item.key, flag)})
     return out
