@@ -52,7 +52,10 @@ _REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[
                        # clap on a flag this release does not have: "unexpected argument '--max-input-length' found
                        # ... tip: a similar argument exists: '--max-input-tokens'" (the flag to set is the similar one).
                        r"|unexpected argument '-{1,2}[\w-]+' found.{0,200}?a similar argument exists: "
-                       r"'(?P<renamed>-{1,2}[\w-]+)')"
+                       r"'(?P<renamed>-{1,2}[\w-]+)'"
+                       # llama.cpp's own parser (common/arg.cpp): "error while handling argument \"--flash-attn\": expected
+                       # value for argument" (a flag that now takes a value, or a value it does not accept).
+                       r"|error while handling argument \"(?P<llflag>-{1,2}[\w-]+)\")"
                        r"(?:.{0,200}?a similar value exists: '(?P<similar>[^'\n]+)')?", re.IGNORECASE | re.DOTALL)
 
 
@@ -117,10 +120,30 @@ _RIGHT = re.compile(_REQUIRE + _CMP + r"(?:\s+than)?(?:\s+or\s+equal\s+to)?\s*[`
 _BIG = frozenset((">=", ">", "greater", "larger", "bigger", "higher", "more", "at least"))
 
 
+# A setting that exceeds something is over what fits ("max_num_seqs (1024) exceeds available Mamba cache blocks
+# (614)": lower it); a setting that is exceeded is the limit to raise ("the prompt exceeds max_model_len").
+_EXCEEDS_LEFT = re.compile(r"^[`'\"]?\s*(?:\(\s*[\d.,]+\s*\)\s*)?(?:exceed(?:s|ed|ing)?|is (?:over|above|beyond))\b",
+                           re.IGNORECASE)
+_EXCEEDS_RIGHT = re.compile(r"(?:exceed(?:s|ed|ing)?|is (?:over|above|beyond))\s+(?:the\s+)?(?:configured\s+)?[`'\"]?$",
+                            re.IGNORECASE)
+# A setting said to clash with another feature is to be switched off: "flash_attn is not compatible with LoRA",
+# "--enable-chunked-prefill cannot be used with prefix caching", "X is not supported with Y".
+_CLASHES = re.compile(r"^[`'\"]?\s*(?:\([^)\n]{0,20}\)\s*)?(?:(?:is|are)\s+(?:not\s+|in)compatible\b"
+                      r"|(?:cannot|can't|can not)\s+be\s+(?:used|enabled|combined)\s+(?:with|together|alongside)\b"
+                      r"|(?:is|are)\s+not\s+supported\s+(?:with|together|alongside|in combination)\b)", re.IGNORECASE)
+
+
 def _compared(text: str, found: re.Match[str]) -> str | None:
-    """The direction a comparison gives the setting: as its left side, or (opposite) as its right side."""
-    for side, match in ((1, _LEFT.match(text[found.end():found.end() + 60])),
-                        (-1, _RIGHT.search(text[max(0, found.start() - 60):found.start()]))):
+    """The direction a comparison gives the setting: as its left side, or (opposite) as its right side;
+    "unset" for a setting said to clash with another feature."""
+    after, before = text[found.end():found.end() + 60], text[max(0, found.start() - 60):found.start()]
+    if _CLASHES.match(after):
+        return "unset"
+    if _EXCEEDS_LEFT.match(after):
+        return "lower"
+    if _EXCEEDS_RIGHT.search(before):
+        return "raise"
+    for side, match in ((1, _LEFT.match(after)), (-1, _RIGHT.search(before))):
         if match is None:
             continue
         big = (match.group("cmp").lower() in _BIG) != bool(match.group("neg"))
@@ -186,7 +209,7 @@ def named(text: str, engine: str | None) -> list[Named]:
         seen.add((None if engine is None else owner, key))
         out.append(Named(key, owner, found.group(0), direction, found.group("value"), found.start()))
     for found in _REJECTED.finditer(text):
-        written = found.group("flag") or found.group("argflag") or found.group("renamed")
+        written = found.group("flag") or found.group("argflag") or found.group("renamed") or found.group("llflag")
         norm = profiles.flag_key(written).lower()
         resolved = _resolve(norm, engine)
         if resolved is None or (None if engine is None else resolved[0], resolved[1]) in seen:

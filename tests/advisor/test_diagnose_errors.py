@@ -251,6 +251,16 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-input-beyond-physical-batch": (
         '{"error":{"code":500,"message":"input (11257 tokens) is too large to process. increase the physical batch size '
         '(current batch size: 8192)","type":"server_error"}}', ("llama.cpp", "--ubatch-size", "raise")),
+    "trtllm-lora-rank-over-max": (
+        "[TensorRT-LLM][ERROR] Assertion failed: Invalid low_rank (1024). low_rank must be smaller than mMaxLowRank (64)",
+        ("tensorrt-llm", "--max_lora_rank", "raise")),
+    "llamacpp-batch-size-exceeded": (
+        "common/common.cpp:1070: GGML_ASSERT(batch.seq_id[batch.n_tokens] && \"llama_batch size exceeded\") failed",
+        ("llama.cpp", "--batch-size", "raise")),
+    "torch-compile-failed": (
+        'File "/sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py", line 280, in capture\n'
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: "
+        "invalid device context", ("sglang", "--enable-torch-compile", "unset")),
     "vllm-lora-rank-over-max": (
         "ValueError: LoRA rank 32 is greater than max_lora_rank 16.", ("vllm", "--max-lora-rank", "raise")),
     "vllm-mm-items-over-limit": (
