@@ -261,6 +261,13 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         'File "/sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py", line 280, in capture\n'
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: "
         "invalid device context", ("sglang", "--enable-torch-compile", "unset")),
+    "split-not-divisible-by-tensor-parallel": (
+        "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 40 and `num_shards`: 3)",
+        ("tgi", "--num-shard", "set")),
+    "shared-memory-too-small": (
+        "include/shm.h:28 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-vzIpS6 (size 9637888)\n"
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled "
+        "system error", ("vllm", "NCCL_SHM_DISABLE=1", "set")),
     "vllm-lora-rank-over-max": (
         "ValueError: LoRA rank 32 is greater than max_lora_rank 16.", ("vllm", "--max-lora-rank", "raise")),
     "vllm-mm-items-over-limit": (
