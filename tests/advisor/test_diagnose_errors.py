@@ -509,6 +509,34 @@ def test_a_pasted_error_is_answered_fix_first_with_the_recognised_setup_and_what
     assert error_hit(result, {"engine": "vllm", "fixes": [{"flag": "--max-model-len", "direction": "lower"}]})
 
 
+def test_a_driver_level_out_of_memory_in_a_wrapper_log_is_answered_with_the_embedded_engines_flag():
+    # torch_memory_saver (SGLang's allocator for RL frameworks) prints the CUDA driver's CUresult 2.
+    ids, acts = _actions("[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create")
+    assert ids == ["cuda-out-of-memory"]
+    assert {a["engine"] for a in acts} == {"sglang"}
+    assert ("--mem-fraction-static", "lower") in [(a["flag"], a["direction"]) for a in acts]
+
+
+def test_a_context_window_exceeded_with_no_engine_named_offers_each_engines_context_flag_with_the_number():
+    ids, acts = _actions("ValueError: Requested tokens (516) exceed context window of 512")
+    assert ids == ["request-longer-than-served-context"]
+    ctx = next(a for a in acts if a["engine"] == "llama.cpp")
+    assert (ctx["flag"], ctx["direction"], ctx["value"]) == ("--ctx-size", "raise", "516")
+    assert {"vllm", "sglang", "tgi"} <= {a["engine"] for a in acts}
+
+
+def test_a_lora_rank_above_the_engines_maximum_is_raised_to_the_adapters_rank_in_tensorrt_llm_too():
+    _, acts = _actions(EXAMPLES["trtllm-lora-rank-over-max"][0])
+    assert (acts[0]["flag"], acts[0]["value"]) == ("--max_lora_rank", "1024")
+
+
+@pytest.mark.django_db
+def test_a_wrapper_log_the_catalog_knows_is_answered_fix_first():
+    result = diagnose("[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create")
+    assert result["findings"][0]["kind"] == "known_failure" and result["recognised"]["engine"] == "sglang"
+    assert error_hit(result, {"engine": "sglang", "fixes": [{"flag": "--mem-fraction-static", "direction": "lower"}]})
+
+
 @pytest.mark.django_db
 def test_an_unknown_log_gets_no_unrelated_technique_and_is_asked_for_the_missing_details():
     result = diagnose("Traceback (most recent call last): KeyError: 'model.embed_tokens.weight'")
