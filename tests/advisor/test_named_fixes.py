@@ -179,3 +179,11 @@ def test_a_flag_written_as_its_documented_alias_is_read_and_answered_with_the_al
     assert _asked(text, "llama.cpp") == [("llama.cpp", "n_gpu_layers", "lower")]
     act = actions(text, recognise(text))[0]
     assert act["flag"] == "-ngl" and {"--n-gpu-layers", "--gpu-layers", "LLAMA_ARG_N_GPU_LAYERS"} <= set(act["aliases"])
+
+
+def test_sglangs_capture_advice_to_stop_using_torch_compile_unsets_the_switch():
+    # python/sglang/srt/model_executor/cuda_graph_runner.py: the possible solutions of a failed capture.
+    text = ("Exception: Capture cuda graph failed: CUDA error Possible solutions: 1. set --mem-fraction-static to a "
+            "smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller value (e.g., 16) 3. disable "
+            "torch compile by not using --enable-torch-compile 4. disable cuda graph by --disable-cuda-graph.")
+    assert ("sglang", "enable_torch_compile", "unset") in _asked(text, "sglang")
