@@ -190,6 +190,42 @@ def _as_setting(found: re.Match[str], norm: str, text: str) -> bool:
     return "_" in norm or found.group(0).startswith("-") or found.group("value") is not None or quoted
 
 
+_SWITCH_PREFIXES = ("enable_", "use_", "disable_")
+
+
+@cache
+def _features() -> list[tuple[re.Pattern[str], str, str, str]]:
+    """(the feature a switch names, in words; engine; key; direction that switches the feature off) for every
+    on/off switch of the profiles: "chunked prefill" for --enable-chunked-prefill (unset it), "custom
+    all-reduce" for --disable-custom-all-reduce (set it)."""
+    out = []
+    for engine, eng in profiles.profiles().items():
+        for key in eng.flags:
+            prefix = next((p for p in _SWITCH_PREFIXES if key.startswith(p)), None)
+            feature = key[len(prefix):] if prefix else ""
+            if "_" not in feature:  # a one-word feature ("eager") is too common a word to read as the switch
+                continue
+            words = r"[-_ ]?".join(re.escape(w) for w in feature.split("_"))
+            out.append((re.compile(rf"(?<![\w-]){words}(?![\w-])", re.IGNORECASE), engine, key,
+                        "set" if prefix == "disable_" else "unset"))
+    return out
+
+
+def _clashing_features(text: str, engine: str | None) -> list[Named]:
+    """Features written in words that the text says clash with another ("chunked prefill cannot be used with
+    prefix caching"): the switch that turns the feature off, for the recognised engine (or the only one)."""
+    found: dict[tuple[str | None, str], Named] = {}
+    for pattern, owner, key, direction in _features():
+        if engine is not None and owner != engine:
+            continue
+        for hit in pattern.finditer(text):
+            if _CLASHES.match(text[hit.end():hit.end() + 60]):
+                found.setdefault((None if engine is None else owner, key),
+                                 Named(key, owner, hit.group(0), direction, None, hit.start()))
+    owners = {n.engine for n in found.values()}
+    return list(found.values()) if engine is not None or len(owners) == 1 else []
+
+
 def named(text: str, engine: str | None) -> list[Named]:
     """The settings the text asks to change, in the order it names them, each once."""
     out: list[Named] = []
@@ -208,6 +244,10 @@ def named(text: str, engine: str | None) -> list[Named]:
             continue
         seen.add((None if engine is None else owner, key))
         out.append(Named(key, owner, found.group(0), direction, found.group("value"), found.start()))
+    for feature in _clashing_features(text, engine):
+        if (None if engine is None else feature.engine, feature.key or "") not in seen:
+            seen.add((None if engine is None else feature.engine, feature.key or ""))
+            out.append(feature)
     for found in _REJECTED.finditer(text):
         written = found.group("flag") or found.group("argflag") or found.group("renamed") or found.group("llflag")
         norm = profiles.flag_key(written).lower()

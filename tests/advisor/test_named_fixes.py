@@ -187,3 +187,12 @@ def test_sglangs_capture_advice_to_stop_using_torch_compile_unsets_the_switch():
             "smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller value (e.g., 16) 3. disable "
             "torch compile by not using --enable-torch-compile 4. disable cuda graph by --disable-cuda-graph.")
     assert ("sglang", "enable_torch_compile", "unset") in _asked(text, "sglang")
+
+
+def test_a_feature_written_in_words_that_clashes_with_another_is_switched_off_by_its_own_switch():
+    # vllm-openvino / vllm config checks: two features that cannot run together.
+    assert _asked("RuntimeError('chunked prefill cannot be used with prefix caching now.')", "vllm") == [
+        ("vllm", "enable_chunked_prefill", "unset")]
+    assert _asked("custom all-reduce is not supported with more than 8 GPUs", "sglang") == [
+        ("sglang", "disable_custom_all_reduce", "set")]
+    assert _asked("Chunked prefill is enabled; prefix caching is on.", "vllm") == []
