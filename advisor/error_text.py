@@ -20,7 +20,8 @@ from ontology.gpus import vocabulary as gpu_vocabulary
 # GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
 # Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
 # (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
-# (ollama, optimum-nvidia), since such wrappers may run more than one engine.
+# (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork), since such wrappers may run
+# more than one engine.
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
@@ -37,12 +38,12 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("llama.cpp",
      r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b",
-     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b"),
+     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
      r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py",
      r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
-     r"|--gpu-memory-utilization|max_num_seqs"),
+     r"|--gpu-memory-utilization|max_num_seqs|aphrodite"),
 )
 _VERSION = r"v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d*)?)"
 _ENGINE_VERSION: dict[str, tuple[str, ...]] = {

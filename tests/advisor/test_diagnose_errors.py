@@ -268,6 +268,9 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "include/shm.h:28 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-vzIpS6 (size 9637888)\n"
         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled "
         "system error", ("vllm", "NCCL_SHM_DISABLE=1", "set")),
+    "llamacpp-kv-type-block-does-not-divide-head": (
+        "llama.cpp\\src\\llama.cpp:20117: llama_new_context_with_model: n_seq_max     = 1\n"
+        "GGML_ASSERT(hparams.n_embd_head_k % ggml_blck_size(type_k) == 0) failed", ("llama.cpp", "--cache-type-k", "set")),
     "vllm-lora-rank-over-max": (
         "ValueError: LoRA rank 32 is greater than max_lora_rank 16.", ("vllm", "--max-lora-rank", "raise")),
     "vllm-mm-items-over-limit": (

@@ -37,6 +37,8 @@ LOGS = [
     ("[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create line=187", "sglang"),
     ("Error: llama runner process has terminated: exit status 2", "llama.cpp"),
     ("ollama serve: time=2025-01-01 level=ERROR msg=\"failed to load model\"", "llama.cpp"),
+    ("koboldcpp.py: Load Text Model OK: False", "llama.cpp"),
+    ('File "/app/aphrodite/engine/aphrodite_engine.py", line 300, in _init_cache', "vllm"),
     ("File \"/usr/lib/python3/site-packages/optimum/nvidia/models/auto.py\", line 80, in from_pretrained", "tensorrt-llm"),
 ]
 
