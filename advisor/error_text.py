@@ -28,7 +28,7 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|\bTrtGptModel\w*|\bGptManager\b|\bgptSession\w*",
      r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction|optimum[-_./]nvidia"),
     ("sglang",
-     r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+\]"
+     r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+(?: [A-Z]{2,3}\d+)*\]"
      r"|torch_memory_saver",
      r"mem[-_]fraction[-_]static|--context-length|--disable-cuda-graph|--chunked-prefill-size|--max-running-requests"),
     ("tgi",
@@ -37,11 +37,12 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|--cuda-memory-fraction"),
     ("llama.cpp",
      r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
-     r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b",
+     r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
+     r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
      r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
-     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py",
+     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",
      r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
      r"|--gpu-memory-utilization|max_num_seqs|aphrodite"),
 )

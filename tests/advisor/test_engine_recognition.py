@@ -38,6 +38,12 @@ LOGS = [
     ("Error: llama runner process has terminated: exit status 2", "llama.cpp"),
     ("ollama serve: time=2025-01-01 level=ERROR msg=\"failed to load model\"", "llama.cpp"),
     ("koboldcpp.py: Load Text Model OK: False", "llama.cpp"),
+    ("(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:222] Error in preprocessing prompt inputs", "vllm"),
+    ("(RayWorkerWrapper pid=5123) ERROR worker_base.py:467] Error executing method determine_num_available_blocks",
+     "vllm"),
+    ("[2025-06-01 10:00:00 DP0 TP0 EP0] Scheduler hit an exception: Traceback (most recent call last):", "sglang"),
+    ("common_init_from_params: failed to create context with model 'model.gguf'", "llama.cpp"),
+    ("print_info: file type   = Q4_K - Medium\nload_tensors: offloading 32 repeating layers to GPU", "llama.cpp"),
     ('File "/app/aphrodite/engine/aphrodite_engine.py", line 300, in _init_cache', "vllm"),
     ("File \"/usr/lib/python3/site-packages/optimum/nvidia/models/auto.py\", line 80, in from_pretrained", "tensorrt-llm"),
 ]
