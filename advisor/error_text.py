@@ -60,7 +60,7 @@ _CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\
        r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d)(\d)\b")
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
 _TENSOR_PARALLEL = r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
-_CUDA_GRAPH = r"cuda ?graph|cudagraph|capturing|graph capture"
+_CUDA_GRAPH = r"cuda[ _]?graph|capturing|graph capture"
 
 
 @dataclass(frozen=True)

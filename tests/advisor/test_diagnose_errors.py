@@ -578,3 +578,14 @@ def test_the_page_shows_the_fix_and_its_number_before_the_source_and_the_literat
     fix, source = html.index("--max-model-len 3664"), html.index("Where the message comes from")
     assert fix < source and "4096 / 3664 = 1.12x" in html
     assert "What papers measured" not in html or source < html.index("What papers measured")
+
+
+def test_an_sglang_out_of_memory_while_capturing_graphs_puts_the_graph_settings_first():
+    text = ('File "/sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py", line 300, in capture\n'
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.")
+    rec, matches = known_failures.match(text)
+    oom = next(m for m in matches if m.signature.id == "cuda-out-of-memory")
+    assert [a["flag"] for a in known_failures.actions(oom, rec)][:2] == ["--cuda-graph-max-bs", "--disable-cuda-graph"]
+    plain = "[TP0] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. sglang"
+    rec, matches = known_failures.match(plain)
+    assert known_failures.actions(matches[0], rec)[0]["flag"] == "--mem-fraction-static"
