@@ -321,6 +321,17 @@ def _flag_names(value: object) -> object:
     return [{"name": value}] if isinstance(value, str) else value
 
 
+class FlagAliases(_Data):
+    """Other documented spellings of one flag: the short or long option the same parser accepts
+    (llama.cpp `-ngl, --gpu-layers, --n-gpu-layers`, vLLM `--tensor-parallel-size, -tp`) and the
+    environment variable or API keyword that sets it (`LLAMA_ARG_N_GPU_LAYERS`), as the engine's own
+    argument list (`source`) prints them. Read wherever a written flag is compared with a profile key:
+    a pasted message's advice (advisor.named_fixes) and the diagnose benchmark's scorer."""
+
+    names: list[Annotated[str, StringConstraints(pattern=r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(min_length=1)
+    source: Url
+
+
 class EngineProfile(_Data):
     """Everything the advisor knows about one engine (see the module docstring)."""
 
@@ -347,6 +358,7 @@ class EngineProfile(_Data):
     serve: dict[str, str]
     verify: dict[str, str]
     flags: dict[str, list[FlagName]]
+    flag_aliases: dict[str, FlagAliases] = Field(default_factory=dict)
     techniques: dict[TechniqueName, list[Technique]] = Field(default_factory=dict)
     tp_rule: Fact | None = None
     cuda_rule: Fact | None = None
@@ -370,6 +382,13 @@ class EngineProfile(_Data):
     def _technique_spans(cls, value: object) -> object:
         """One object is one switch for every release; a list holds the switches of successive releases."""
         return {k: [x] if isinstance(x, dict) else x for k, x in value.items()} if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _aliases_name_flags(self) -> EngineProfile:
+        unknown = sorted(set(self.flag_aliases) - set(self.flags))
+        if unknown:
+            raise ValueError(f"flag_aliases name keys the flag table lacks: {unknown}")
+        return self
 
     @field_validator("serve", "verify")
     @classmethod
@@ -432,6 +451,23 @@ class EngineProfile(_Data):
             if version is None or spelling.covers(version):
                 return spelling.name
         return None
+
+    def spellings(self, key: str) -> list[str]:
+        """Every way this engine's flag `key` is written: its spellings across releases, then its documented
+        aliases (short options, environment variables), each once."""
+        names = [s.name for s in self.flags.get(key, [])]
+        extra = self.flag_aliases[key].names if key in self.flag_aliases else []
+        return list(dict.fromkeys(names + extra))
+
+    def other_spellings(self, key: str, spelt: str) -> list[str]:
+        """The documented aliases of flag `key` other than the spelling `spelt` an answer uses."""
+        return [n for n in (self.flag_aliases[key].names if key in self.flag_aliases else []) if n != spelt]
+
+    def keys_named(self, written: str) -> set[str]:
+        """The flag keys a written flag, environment variable or keyword (`-ngl`, `LLAMA_ARG_CTX_SIZE`,
+        `gpu_memory_utilization=`) names in this engine, compared without dashes or case."""
+        norm = flag_key(written.split("=")[0].strip()).lower()
+        return {key for key in self.flags if any(flag_key(n).lower() == norm for n in self.spellings(key))}
 
     def technique(self, technique: str, version: str | None = None) -> Technique | None:
         """The technique's switch in this release (None: the newest), or None when the release lacks it."""
