@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from advisor.catalog import Gpu, resolve_gpu
-from ontology.gpus import vocabulary as gpu_vocabulary
+from ontology.selectors import gpu_vocabulary
 
 # Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
 # its launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and
