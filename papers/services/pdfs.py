@@ -45,9 +45,10 @@ class StorageError(Exception):
         self.reason = reason
 
 
-def store_pdf(content: bytes) -> tuple[str, Path]:
-    """Write `content` under DATA_DIR/pdfs/<sha256>.pdf (atomically, once); returns (sha256, path)."""
-    sha = hashlib.sha256(content).hexdigest()
+def store_pdf(content: bytes, sha: str | None = None) -> tuple[str, Path]:
+    """Write `content` under DATA_DIR/pdfs/<sha256>.pdf (atomically, once); returns (sha256, path).
+    `sha` is the content's sha256 when the caller has computed it already (the file is hashed once)."""
+    sha = sha or hashlib.sha256(content).hexdigest()
     target = pdf_dir() / f"{sha}.pdf"
     if target.exists():
         return sha, target
@@ -212,7 +213,7 @@ def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: st
     parsed = parse_bounded(path, parse_limits())
     parse_s = time.perf_counter() - started
     file_existed = (pdf_dir() / f"{sha}.pdf").exists()
-    _, stored = store_pdf(content)
+    _, stored = store_pdf(content, sha)
     try:
         with transaction.atomic():
             _lock_identities()

@@ -92,3 +92,42 @@ def test_a_paper_parsed_before_pages_were_stored_is_parsed_once_more_then_extrac
     PaperPage.objects.filter(paper=paper).delete()
     assert extract_paper(paper.pk, use_llm=False).facts_created > 0
     assert PaperPage.objects.filter(paper=paper).count() == 1
+
+
+@pytest.mark.django_db
+def test_import_pdfs_hashes_the_file_once_and_builds_its_search_entries_once(tmp_path, data_dir, monkeypatch) -> None:
+    """One PDF through `import_pdfs`: one sha256 of its bytes, one build of the paper's own search
+    entries (after extraction, by ontology.services.ingest_document), and the facts indexed."""
+    import hashlib
+
+    import ontology.services
+    import papers.services.pdfs
+    from papers.services.imports import import_pdf
+
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, title="Sys: fast serving")
+    size = pdf.stat().st_size
+    hashed: list[int] = []
+    real_sha256 = hashlib.sha256
+
+    def counting_sha256(data=b"", **kwargs):
+        hashed.append(len(data))
+        return real_sha256(data, **kwargs)
+
+    indexed: list[int] = []
+    real_index = ontology.services.index_paper
+
+    def counting_index(paper):
+        indexed.append(paper.pk)
+        return real_index(paper)
+
+    monkeypatch.setattr(hashlib, "sha256", counting_sha256)
+    monkeypatch.setattr(ontology.services, "index_paper", counting_index)
+    monkeypatch.setattr(papers.services.pdfs, "index_paper", counting_index)
+    outcome = import_pdf(pdf, llm=None)
+    assert outcome.status == "stored" and outcome.facts > 0
+    assert hashed.count(size) == 1
+    assert indexed == [outcome.paper_id]
+    assert SearchDocument.objects.filter(paper_id=outcome.paper_id, doc_type="paper").count() == 1
+    assert (SearchDocument.objects.filter(paper_id=outcome.paper_id, doc_type="fact").count()
+            == Fact.objects.filter(paper_id=outcome.paper_id).count())
+    assert import_pdf(pdf, llm=None).status == "duplicate"
