@@ -88,9 +88,9 @@ def _path_literals(tree: ast.AST, own: str, apps: tuple[str, ...], root: Path) -
 
 
 def _get_model_uses(tree: ast.AST) -> list[int]:
+    """Lines that reach for `get_model` on anything (django.apps.apps under any name, an AppConfig)."""
     return [node.lineno for node in ast.walk(tree)
-            if isinstance(node, ast.Attribute) and node.attr == "get_model"
-            and isinstance(node.value, ast.Name) and node.value.id == "apps"]
+            if isinstance(node, ast.Attribute | ast.alias) and getattr(node, "attr", getattr(node, "name", "")) == "get_model"]
 
 
 def violations(root: Path, apps: tuple[str, ...] = APPS, libraries: tuple[str, ...] = LIBRARIES) -> list[Violation]:
@@ -137,6 +137,7 @@ def test_the_checker_finds_each_kind_of_planted_violation(tmp_path: Path):
         "beta/bad_submodule.py": "from alpha.services.inner import f\n",
         "beta/bad_function.py": "def f():\n    from alpha import models\n",
         "beta/bad_get_model.py": "from django.apps import apps\nM = apps.get_model('alpha', 'Thing')\n",
+        "beta/bad_get_model_alias.py": "from django.apps import apps as registry\nM = registry.get_model('alpha.Thing')\n",
         "beta/bad_literal.py": "P = 'alpha/data/x.json'\n",
         "beta/bad_join.py": "from pathlib import Path\nP = Path('.') / 'alpha' / 'data'\n",
         "lib/__init__.py": "", "lib/bad.py": "from alpha.selectors import a\n",
@@ -144,7 +145,7 @@ def test_the_checker_finds_each_kind_of_planted_violation(tmp_path: Path):
     found = violations(root, apps=("alpha", "beta"), libraries=("lib",))
     assert sorted({v.path for v in found}) == sorted([
         "beta/bad_import.py", "beta/bad_submodule.py", "beta/bad_function.py", "beta/bad_get_model.py",
-        "beta/bad_literal.py", "beta/bad_join.py", "lib/bad.py"])
+        "beta/bad_get_model_alias.py", "beta/bad_literal.py", "beta/bad_join.py", "lib/bad.py"])
     assert any("alpha.services.inner" in v.what for v in found)
     assert any("get_model" in v.what for v in found)
 
