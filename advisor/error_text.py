@@ -3,7 +3,7 @@ the exception class, and whether it happened under tensor parallelism or during 
 
 Runs on every diagnose request before the failure catalog is searched. Only what the text itself
 says is read; nothing is guessed. The engine is recognised from its own names and the names its
-logs and flags use, the GPU through the one GPU vocabulary (ontology.gpus) and the advisor's GPU
+logs and flags use, the GPU through the one GPU vocabulary (ontology.selectors.gpu_vocabulary) and the advisor's GPU
 catalog, so a "Tesla V100-SXM2-32GB" in a traceback yields compute capability 7.0.
 """
 from __future__ import annotations

@@ -31,7 +31,7 @@ SIGNAL_QUERY = '"out of memory" OR OOM OR A100 OR H100'
 @cache
 def _signal() -> re.Pattern[str]:
     """Issue titles/bodies that show people run the code for real: memory blow-ups, CUDA errors,
-    production, or a GPU model of the one vocabulary (ontology.gpus)."""
+    production, or a GPU model of the one vocabulary (ontology.selectors.gpu_vocabulary)."""
     gpu = gpu_vocabulary().word_pattern()
     return re.compile(rf"out of memory|\bOOM\b|CUDA error|{gpu}|in production", re.IGNORECASE)
 
