@@ -10,6 +10,7 @@ backoff); to failed, with a reason a person can act on, when there is no PDF or 
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ontology.services import LlmUnavailable, TradeOffExtractor, ingest_document
@@ -20,10 +21,17 @@ from papers.services.lifecycle import advance_paper, fail_paper, mark_paper
 from papers.services.pdfs import parse_paper_pdf
 
 STAGE = "extract"
+_TABLE_LABEL = re.compile(r"(?:Table|TABLE|Tab\.)\s*[A-Z]?\d+")
 
 
 class ExtractionFailed(RuntimeError):
     """A permanent failure (no PDF, no text layer): retrying will not help."""
+
+
+def _label(caption: str) -> str:
+    """"Table 3" of "Table 3: Latency ..." ("" when the caption does not start with its label)."""
+    match = _TABLE_LABEL.match(caption)
+    return match.group(0) if match else ""
 
 
 def stored_document(paper: Paper) -> ParsedPdf:
@@ -35,7 +43,7 @@ def stored_document(paper: Paper) -> ParsedPdf:
         sections=[ParsedSection(s.title, s.number, s.number.count(".") + 1, s.page_start, s.page_end, s.text)
                   for s in paper.sections.order_by("order")],
         tables=tables,
-        captions=[Caption("table", t.caption.partition(":")[0][:20], t.page, t.caption) for t in tables if t.caption],
+        captions=[Caption("table", _label(t.caption), t.page, t.caption) for t in tables if t.caption],
         environment=dict(paper.environment or {}),
         page_texts=list(paper.pages.order_by("number").values_list("text", flat=True)),
         page_count=paper.page_count or 0,

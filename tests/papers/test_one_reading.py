@@ -131,3 +131,16 @@ def test_import_pdfs_hashes_the_file_once_and_builds_its_search_entries_once(tmp
     assert (SearchDocument.objects.filter(paper_id=outcome.paper_id, doc_type="fact").count()
             == Fact.objects.filter(paper_id=outcome.paper_id).count())
     assert import_pdf(pdf, llm=None).status == "duplicate"
+
+
+@pytest.mark.django_db
+def test_the_stored_document_is_the_parse_in_the_same_shape(tmp_path, data_dir) -> None:
+    """What the extract task hands the ontology (rebuilt from the stored rows) is the parse it stored:
+    the same page texts, outline with section text, and tables with their cells."""
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, "Page two. " + SERVING_TEXT, title="Sys: fast serving")
+    ingested = ingest_pdf_file(pdf)
+    parsed, stored = ingested.parsed, stored_document(ingested.paper)
+    assert stored.page_texts == parsed.page_texts and stored.title == parsed.title
+    assert [(s.title, s.page_start, s.page_end, s.text) for s in stored.sections] == [
+        (s.title, s.page_start, s.page_end, s.text) for s in parsed.sections]
+    assert [(t.page, t.caption, t.cells) for t in stored.tables] == [(t.page, t.caption, t.cells) for t in parsed.tables]
