@@ -3,7 +3,7 @@ the exception class, and whether it happened under tensor parallelism or during 
 
 Runs on every diagnose request before the failure catalog is searched. Only what the text itself
 says is read; nothing is guessed. The engine is recognised from its own names and the names its
-logs and flags use, the GPU through the one GPU vocabulary (ontology.gpus) and the advisor's GPU
+logs and flags use, the GPU through the one GPU vocabulary (ontology.selectors.gpu_vocabulary) and the advisor's GPU
 catalog, so a "Tesla V100-SXM2-32GB" in a traceback yields compute capability 7.0.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from advisor.catalog import Gpu, resolve_gpu
-from ontology.gpus import vocabulary as gpu_vocabulary
+from ontology.selectors import gpu_vocabulary
 
 # Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
 # its launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and

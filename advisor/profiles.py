@@ -9,7 +9,6 @@ ignored (that is how catalog facts used to go unread).
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -27,10 +26,9 @@ from pydantic import (
 )
 
 from advisor.versions import at_least, at_most, vkey
-from ontology.schema import MAX_QUOTE
+from ontology.selectors import MAX_QUOTE, techniques
 
 ENGINES_DIR = Path(__file__).resolve().parent / "catalog" / "engines"
-TECHNIQUES_FILE = Path(__file__).resolve().parent.parent / "ontology" / "data" / "techniques.json"
 
 Url = Annotated[str, StringConstraints(pattern=r"^https://\S+$", max_length=500)]
 Quote = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUOTE)]
@@ -500,15 +498,9 @@ def flag_key(name: str) -> str:
     return name.lstrip("-").replace("-", "_")
 
 
-def _known_techniques() -> set[str] | None:
-    """Technique names from the ontology's one data file, when that file exists."""
-    if not TECHNIQUES_FILE.exists():
-        return None
-    data = json.loads(TECHNIQUES_FILE.read_text(encoding="utf-8"))
-    items = data.get("techniques", data) if isinstance(data, dict) else data
-    if isinstance(items, dict):
-        return set(items)
-    return {t["name"] for t in items if isinstance(t, dict) and "name" in t}
+def _known_techniques() -> set[str]:
+    """Technique names of the ontology's one vocabulary (ontology/data/techniques.json)."""
+    return set(techniques())
 
 
 def load_profile(path: Path) -> EngineProfile:
@@ -517,10 +509,9 @@ def load_profile(path: Path) -> EngineProfile:
         profile = EngineProfile.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         raise ProfileError(f"{path.name}: {exc}") from exc
-    known = _known_techniques()
-    unknown = sorted(set(profile.techniques) - known) if known is not None else []
+    unknown = sorted(set(profile.techniques) - _known_techniques())
     if unknown:
-        raise ProfileError(f"{path.name}: techniques not in {TECHNIQUES_FILE.name}: {', '.join(unknown)}")
+        raise ProfileError(f"{path.name}: techniques not in the ontology's techniques.json: {', '.join(unknown)}")
     return profile
 
 
