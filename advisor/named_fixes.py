@@ -296,8 +296,8 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         spelling = _spelt(item.engine, item.key, version)
         if spelling is None:
             continue
-        flag, since = spelling
         eng = profiles.profile(item.engine)
+        flag, since = eng.spelt_as(item.key, rec.options) or spelling[0], spelling[1]
         out.append({"engine": item.engine, "flag": flag, "since": since, "direction": item.direction,
                     "value": item.value, "arithmetic": None, "why": why, "source": eng.docs,
                     "aliases": eng.other_spellings(item.key, flag)})
