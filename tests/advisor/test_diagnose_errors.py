@@ -677,3 +677,33 @@ def test_a_hang_line_is_a_fallback_that_a_real_error_beside_it_outranks():
     assert [m.signature.id for m in known_failures.match(hang)[1]] == ["vllm-engine-stopped-answering"]
     ids = [m.signature.id for m in known_failures.match(hang + " " + EXAMPLES["vllm-preempted"][0])[1]]
     assert "vllm-engine-stopped-answering" not in ids and "vllm-preempted" in ids
+
+
+# Other wordings of catalogued families, each as its engine's source formats it (the file is named beside it).
+FAMILY_WORDINGS = [
+    # llama.cpp src/llama-context.cpp (decode), then tools/main/main.cpp
+    ("decode: failed to find a memory slot for batch of size 512", "llamacpp-kv-cache-full", ("--ctx-size", "raise")),
+    ("main: error: prompt is too long (5000 tokens, max 4092)", "llamacpp-kv-cache-full", ("--ctx-size", "raise")),
+    # llama.cpp src/llama-context.cpp, src/llama-model.cpp
+    ("llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers",
+     "llamacpp-allocation-failed", ("--ubatch-size", "lower")),
+    ("llama_model_load: error loading model: unable to allocate CUDA0 buffer", "llamacpp-allocation-failed",
+     ("-ngl", "lower")),
+    # vLLM's Marlin shape check and the FP8 block-quantization check (vLLM and SGLang fp8.py)
+    ("ValueError: Weight input_size_per_partition = 3696 is not divisible by min_thread_k = 128. Consider reducing "
+     "tensor_parallel_size or running with --quantization gptq. vllm", "quantized-shape-not-divisible-by-tp",
+     ("--tensor-parallel-size", "lower")),
+    ("sglang ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization "
+     "block_n = 128.", "quantized-shape-not-divisible-by-tp", ("--tp", "lower")),
+    # SGLang python/sglang/srt/managers/tokenizer_manager.py
+    ("sglang ValueError: Requested token count exceeds the model's maximum context length of 8192 tokens. You requested "
+     "a total of 9000 tokens: 8000 tokens from the input messages and 1000 tokens for the completion.",
+     "sglang-input-longer-than-context", ("--context-length", "raise")),
+]
+
+
+@pytest.mark.parametrize(("text", "sig_id", "fix"), FAMILY_WORDINGS)
+def test_each_engines_own_wording_of_a_family_is_answered_with_its_flag(text, sig_id, fix):
+    ids, acts = _actions(text)
+    assert ids[0] == sig_id
+    assert fix in [(a["flag"], a["direction"]) for a in acts], acts
