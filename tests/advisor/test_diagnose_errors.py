@@ -707,3 +707,16 @@ def test_each_engines_own_wording_of_a_family_is_answered_with_its_flag(text, si
     ids, acts = _actions(text)
     assert ids[0] == sig_id
     assert fix in [(a["flag"], a["direction"]) for a in acts], acts
+
+
+@pytest.mark.parametrize(("text", "fix"), [
+    ("[TRT-LLM] This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+     ("--max_seq_len", "raise")),
+    ("[TRT-LLM] ValueError: 40 is not divisible by 3", ("--tp_size", "set")),
+    ("[TRT-LLM] RuntimeError: CUDA error: invalid device ordinal", ("--tp_size", "lower")),
+    ("text-generation-launcher: The input size is not aligned with the quantized weight shape", ("--num-shard", "lower")),
+])
+def test_a_common_family_answers_with_the_recognised_engines_own_flag(text, fix):
+    rec, matches = known_failures.match(text)
+    acts = known_failures.actions(matches[0], rec)
+    assert {a["engine"] for a in acts} == {rec.engine} and fix in [(a["flag"], a["direction"]) for a in acts], acts
