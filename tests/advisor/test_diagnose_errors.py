@@ -332,6 +332,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "trtllm-lengths-beyond-built-limits": (
         "[WARNING] check inlen(1024) <= max_inlen(512) and outlen(128) <= max_outlen(1024) failed, skipping.",
         ("tensorrt-llm", "--max_input_len", "raise")),
+    # ollama's llm/server.go, before it starts llama.cpp's runner
+    "llamacpp-wrapper-model-exceeds-system-memory": (
+        "Error: model requires more system memory (12.3 GiB) than is available (8.0 GiB)",
+        ("llama.cpp", "--ctx-size", "lower")),
     # tensorrt_llm/_torch/pyexecutor/py_executor_creator.py's _ExecutorMemoryMonitor
     "trtllm-executor-creation-out-of-memory": (
         "RuntimeError: Executor creation failed due to insufficient GPU memory. The following component could not be "
