@@ -228,7 +228,7 @@ def diagnose(text: str) -> dict[str, Any]:
                                  "paste the error line and a sentence about when it happens")
     vector = ontology_selectors.text_embeddings([query])[0]
     issues = _issues()
-    rec, matches = known_failures.match(query)
+    rec, matches = known_failures.match(query, pasted=text)
     failures = [_failure_finding(m, rec, issues) for m in matches[:MAX_FINDINGS]]
     # What the message asks for itself ranks right after the best catalogued failure, or first.
     named = _named_finding(query, rec, failures)

@@ -20,8 +20,8 @@ from ontology.selectors import gpu_vocabulary
 # GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
 # Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
 # (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
-# (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork), since such wrappers may run
-# more than one engine.
+# (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute
+# `source=runner.go:129`), since such wrappers may run more than one engine.
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
@@ -39,7 +39,8 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
      r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
-     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"),
+     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"
+     r"|\bsource=(?:runner|server|llama)\.go:\d+"),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
      r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",
@@ -61,6 +62,7 @@ _CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
 _TENSOR_PARALLEL = r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
 _CUDA_GRAPH = r"cuda[ _]?graph|capturing|graph capture"
+_OPTION = r"(?<![\w-])(--?[A-Za-z][\w-]*)(?=[\s=]|$)"
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Recognised:
     tensor_parallel: bool = False
     cuda_graph: bool = False
     numbers: dict[str, float] = field(default_factory=dict)
+    options: frozenset[str] = frozenset()  # command-line options as the text writes them ("--n-gpu-layers")
 
     def as_dict(self) -> dict[str, object]:
         """The recognised setup as the API reports it (`gpu` is the catalog name when known)."""
@@ -84,8 +87,15 @@ class Recognised:
                 "exception": self.exception, "tensor_parallel": self.tensor_parallel, "cuda_graph": self.cuda_graph}
 
 
+# A source path inside vLLM's compiled kernels (csrc/...) names no serving engine: other engines load those
+# kernels (SGLang's custom all-reduce came from vLLM's _custom_ops until sgl-kernel, and the wheel's build path is
+# printed whichever engine calls it), so such a path is no evidence for any engine.
+_SHARED_KERNEL_PATH = r"[\w./-]*/vllm/csrc/[\w./-]*"
+
+
 def engine_of(text: str) -> str | None:
     """The engine with the most of its own names in the text (strong evidence first, see _ENGINE_MARKERS)."""
+    text = re.sub(_SHARED_KERNEL_PATH, " ", text)
     scores = []
     for order, (engine, strong, weak) in enumerate(_ENGINE_MARKERS):
         hits = (len(re.findall(strong, text, re.IGNORECASE)), len(re.findall(weak, text, re.IGNORECASE)))
@@ -137,7 +147,8 @@ def recognise(text: str, engine_hint: str | None = None) -> Recognised:
                       compute_capability=cc or (gpu.compute_capability if gpu else None),
                       exception=_exception(text),
                       tensor_parallel=bool(re.search(_TENSOR_PARALLEL, text, re.IGNORECASE)),
-                      cuda_graph=bool(re.search(_CUDA_GRAPH, text, re.IGNORECASE)))
+                      cuda_graph=bool(re.search(_CUDA_GRAPH, text, re.IGNORECASE)),
+                      options=frozenset(re.findall(_OPTION, text)))
 
 
 def looks_like_a_log(text: str) -> bool:
@@ -146,3 +157,12 @@ def looks_like_a_log(text: str) -> bool:
     return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+", text))
+
+
+def unwrapped(pasted: str) -> str | None:
+    """The pasted text with its hard line breaks taken out (other whitespace collapsed, as diagnose reads it):
+    a terminal or issue form that wraps a log at a fixed width can cut a message mid-word or mid-number
+    ("stored in KV cache (\\n3984)"), which reading the break as a space does not mend. None for one line."""
+    if "\n" not in pasted:
+        return None
+    return " ".join(re.sub(r"\r?\n", "", pasted).split())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import remedies
-from advisor.error_text import Recognised, recognise
+from advisor.error_text import Recognised, recognise, unwrapped
 from advisor.failures import Fix, Signature, signatures
 from advisor.versions import at_least
 
@@ -40,12 +40,14 @@ def _applies(sig: Signature, file_engine: str | None, rec: Recognised) -> bool:
     return sig.cc_below is None or not at_least(rec.compute_capability, sig.cc_below)
 
 
-def match(text: str) -> tuple[Recognised, list[Match]]:
-    """What the text says about the setup, and the signatures that apply, most specific first."""
+def match(text: str, pasted: str | None = None) -> tuple[Recognised, list[Match]]:
+    """What the text says about the setup, and the signatures that apply, most specific first; `pasted`, the
+    text as pasted (line breaks kept), is also read with its breaks taken out, for a log wrapped mid-message."""
     rec = recognise(text)
+    rejoined = unwrapped(pasted) if pasted else None
     found: list[Match] = []
     for file_engine, sig in signatures():
-        hit = sig.match(text)
+        hit = sig.match(text) or (sig.match(rejoined) if rejoined else None)
         if hit is None or not _applies(sig, file_engine, rec):
             continue
         found.append(Match(sig, file_engine or rec.engine, hit.groupdict(), hit.end() - hit.start()))

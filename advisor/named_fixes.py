@@ -21,15 +21,16 @@ from advisor import profiles
 from advisor.error_text import Recognised
 from advisor.versions import vkey
 
-# Directive words, matched as word starts ("increas" covers increase/increasing/increased).
 # Directive words as word starts ("increas" covers increase/increasing); a comparative followed by
 # "than" states a comparison ("max_num_batched_tokens (2048) is smaller than max_model_len"), not advice.
+# Letters only after the stem: inside a setting's own name ("remove_input_padding=True", "use_cache") the
+# word is no directive.
 _DIRECTIONS: tuple[tuple[str, str], ...] = (
-    ("raise", r"increas\w*|rais(?:e|es|ing)|larger|bigger|higher|more"),
-    ("lower", r"decreas\w*|reduc\w*|lower(?:ing)?|smaller|less|shrink\w*"),
-    ("unset", r"disabl\w*|unset\w*|remov\w*|without|turn(?:ing)? off"),
-    ("set", r"set|setting|enabl\w*|use|pass|passing|add|adding|try|trying|specify\w*|provid\w*|consider\w*"
-            r"|turn(?:ing)? on|choos\w*|select\w*|requir\w*"),
+    ("raise", r"increas[a-z]*|rais(?:e|es|ing)|larger|bigger|higher|more"),
+    ("lower", r"decreas[a-z]*|reduc[a-z]*|lower(?:ing)?|smaller|less|shrink[a-z]*"),
+    ("unset", r"disabl[a-z]*|unset[a-z]*|remov[a-z]*|without|turn(?:ing)? off"),
+    ("set", r"set|setting|enabl[a-z]*|use|pass|passing|add|adding|try|trying|specify[a-z]*|provid[a-z]*|consider[a-z]*"
+            r"|turn(?:ing)? on|choos[a-z]*|select[a-z]*|requir[a-z]*"),
 )
 _DIRECTIVE = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{d}>{w})" for d, w in _DIRECTIONS) + r")\b(?!\s+than\b)",
                         re.IGNORECASE)
@@ -296,8 +297,8 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         spelling = _spelt(item.engine, item.key, version)
         if spelling is None:
             continue
-        flag, since = spelling
         eng = profiles.profile(item.engine)
+        flag, since = eng.spelt_as(item.key, rec.options) or spelling[0], spelling[1]
         out.append({"engine": item.engine, "flag": flag, "since": since, "direction": item.direction,
                     "value": item.value, "arithmetic": None, "why": why, "source": eng.docs,
                     "aliases": eng.other_spellings(item.key, flag)})

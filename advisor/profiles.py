@@ -461,6 +461,12 @@ class EngineProfile(_Data):
         """The documented aliases of flag `key` other than the spelling `spelt` an answer uses."""
         return [n for n in (self.flag_aliases[key].names if key in self.flag_aliases else []) if n != spelt]
 
+    def spelt_as(self, key: str, written: frozenset[str]) -> str | None:
+        """The documented spelling of flag `key` that a pasted command line already uses (its long form
+        `--n-gpu-layers` where the profile answers `-ngl`), so an answer reads in the user's own words;
+        None when the text writes none of them."""
+        return next((name for name in self.spellings(key) if name.startswith("-") and name in written), None)
+
     def keys_named(self, written: str) -> set[str]:
         """The flag keys a written flag, environment variable or keyword (`-ngl`, `LLAMA_ARG_CTX_SIZE`,
         `gpu_memory_utilization=`) names in this engine, compared without dashes or case."""

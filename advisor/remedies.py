@@ -248,7 +248,7 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
     spelling = _spelling(eng, fix.knob, version)
     if spelling is None:
         return None
-    flag, since = spelling
+    flag, since = eng.spelt_as(fix.knob, rec.options) or spelling[0], spelling[1]
     value, arithmetic = fix.value, None
     if fix.rule:
         computed, arithmetic = _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec)

@@ -22,7 +22,9 @@ nor the diagnose code. After both were measured once, all four splits were read 
 failure families (each signature from an engine's own source string, never a thread's phrase), so their figures
 are now development figures. A fifth split, "blind3", was collected meanwhile by someone who read neither the
 catalog nor the diagnose code, and was held out once (7/26); it has since been read too. "blind4", collected the
-same way on 2026-12-02 while the catalog grew on the other five, is the one held out now. Each split is scored
+same way on 2026-12-02 while the catalog grew on the other five, was held out once (7/21 under both scorers) and has
+since been read as well, to find why it missed (wrapped log lines, wrapper and kernel paths read as the wrong engine,
+engine wordings the catalog lacked); a later split collected blind is the held-out one. Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for
 `--tensor-parallel-size`, `LLAMA_ARG_CTX_SIZE` for `--ctx-size`; the `flag_aliases` of the engine profiles, each

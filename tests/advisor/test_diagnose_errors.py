@@ -308,6 +308,38 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "no-kernel-image-for-gpu": (
         "(EngineCore_DP0 pid=311) RuntimeError: CUDA error: no kernel image is available for execution on the device "
         "NVIDIA GeForce RTX 5090", ("vllm", "upgrade", "upgrade")),
+    # llama-server's SLT_WRN format (examples/server/server.cpp, update_slots)
+    "llamacpp-prompt-truncated-to-context": (
+        "slot update_slots: id  0 | task 12 | input truncated, n_ctx = 4096, n_keep = 0, n_left = 4096, "
+        "n_prompt_tokens = 2048", ("llama.cpp", "--ctx-size", "raise")),
+    # llama_decode_internal's assert (llama.cpp b3xxx)
+    "llamacpp-decode-beyond-logical-batch": (
+        "GGML_ASSERT: /src/llama.cpp/src/llama.cpp:17100: n_tokens_all <= cparams.n_batch",
+        ("llama.cpp", "--batch-size", "raise")),
+    # vllm/core/scheduler.py at v0.6.0, as Python prints the failed assert
+    "vllm-scheduler-assertion-under-async-output": (
+        'File "/usr/lib/python3.10/site-packages/vllm/core/scheduler.py", line 1200, in _get_num_new_tokens '
+        "assert num_new_tokens > 0 AssertionError", ("vllm", "--disable-async-output-proc", "set")),
+    # vllm/distributed/device_communicators/shm_broadcast.py's warning
+    "vllm-engine-stopped-answering": (
+        "WARNING 10-01 12:00:00 shm_broadcast.py:396] No available shared memory broadcast block found in 60 second.",
+        ("vllm", "NCCL_P2P_DISABLE=1", "set")),
+    # benchmarks/cpp/gptSessionBenchmark.cpp's TLLM_CHECK_WITH_INFO
+    "trtllm-step-beyond-max-num-tokens": (
+        "[TensorRT-LLM][ERROR] Assertion failed: The engine is built with remove_input_padding=True and "
+        "max_num_tokens=2048, while trying to benchmark on 4096 tokens", ("tensorrt-llm", "--max_num_tokens", "raise")),
+    # benchmarks/python/gpt_benchmark.py's length check
+    "trtllm-lengths-beyond-built-limits": (
+        "[WARNING] check inlen(1024) <= max_inlen(512) and outlen(128) <= max_outlen(1024) failed, skipping.",
+        ("tensorrt-llm", "--max_input_len", "raise")),
+    # ollama's llm/server.go, before it starts llama.cpp's runner
+    "llamacpp-wrapper-model-exceeds-system-memory": (
+        "Error: model requires more system memory (12.3 GiB) than is available (8.0 GiB)",
+        ("llama.cpp", "--ctx-size", "lower")),
+    # tensorrt_llm/_torch/pyexecutor/py_executor_creator.py's _ExecutorMemoryMonitor
+    "trtllm-executor-creation-out-of-memory": (
+        "RuntimeError: Executor creation failed due to insufficient GPU memory. The following component could not be "
+        "created: KV cache Total GPU memory (GiB): 79.11", ("tensorrt-llm", "--kv_cache_free_gpu_memory_fraction", "lower")),
 }
 
 
@@ -592,3 +624,105 @@ def test_an_sglang_out_of_memory_while_capturing_graphs_puts_the_graph_settings_
     plain = "[TP0] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. sglang"
     rec, matches = known_failures.match(plain)
     assert known_failures.actions(matches[0], rec)[0]["flag"] == "--mem-fraction-static"
+
+
+def test_a_prompt_the_wrapper_truncated_raises_the_context_to_hold_the_whole_prompt():
+    # ollama's llama.cpp runner logs the cut with slog (runner/llamarunner/runner.go); no engine is named
+    rec, matches = known_failures.match(
+        'time=2025-01-01T10:00:00.000Z level=WARN source=runner.go:130 msg="truncating input prompt" limit=4096 '
+        "prompt=9000 keep=4 new=4096")
+    assert rec.engine == "llama.cpp" and matches[0].signature.id == "llamacpp-prompt-truncated-to-context"
+    first = known_failures.actions(matches[0], rec)[0]
+    assert (first["flag"], first["direction"], first["value"]) == ("--ctx-size", "raise", "9000")
+
+
+def test_llama_servers_context_error_type_alone_is_the_full_context():
+    ids, acts = _actions('llama-server HTTP 400 {"error":{"code":400,"type":"exceed_context_size_error"}}')
+    assert ids[0] == "llamacpp-kv-cache-full" and (acts[0]["flag"], acts[0]["direction"]) == ("--ctx-size", "raise")
+
+
+def test_ggmls_cuda_allocation_failure_in_other_words_is_the_allocation_failure():
+    ids, _ = _actions("llama.cpp: CUDA malloc fails when loading the model")
+    assert ids == ["llamacpp-allocation-failed"]
+
+
+def test_a_flag_is_answered_in_the_spelling_the_pasted_command_line_uses():
+    text = ("llama-server --model m.gguf --n-gpu-layers 99 -c 8192\nggml_backend_cuda_buffer_type_alloc_buffer: "
+            "allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory")
+    _, acts = _actions(text)
+    spelt = {a["flag"] for a in acts}
+    assert "--n-gpu-layers" in spelt and "-ngl" not in spelt  # the text's own long form, not the profile's short one
+    assert "-c" in spelt and "--ctx-size" not in spelt
+
+
+@pytest.mark.django_db
+def test_a_log_wrapped_mid_number_is_still_recognised():
+    wrapped = EXAMPLES["vllm-kv-cache-below-max-model-len"][0].replace("KV cache (3664)", "KV cache (\n3664)")
+    result = diagnose(wrapped)
+    assert result["findings"][0].get("signature") == "vllm-kv-cache-below-max-model-len"
+    assert result["findings"][0]["actions"][0]["value"] == "3664"
+
+
+def test_a_path_inside_vllms_kernel_sources_does_not_make_the_log_vllms():
+    text = ("Failed: Cuda error /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:307 'peer access is not "
+            "supported between these two devices'")
+    rec, matches = known_failures.match(text)
+    assert rec.engine is None and matches[0].signature.id == "gpu-peer-access-unsupported"
+    acts = known_failures.actions(matches[0], rec)
+    assert ("sglang", "--disable-custom-all-reduce") in [(a["engine"], a["flag"]) for a in acts]
+    assert recognise("File \"/opt/vllm/vllm/worker/worker.py\", line 3").engine == "vllm"
+
+
+def test_a_long_context_kv_shortfall_also_offers_chunked_prefill_which_frees_the_profiled_activations():
+    _, acts = _actions(EXAMPLES["vllm-kv-cache-below-max-model-len"][0])
+    assert ("--enable-chunked-prefill", "set") in [(a["flag"], a["direction"]) for a in acts]
+
+
+def test_a_hang_line_is_a_fallback_that_a_real_error_beside_it_outranks():
+    hang = "Waiting for output from MQLLMEngine. the server hangs"
+    assert [m.signature.id for m in known_failures.match(hang)[1]] == ["vllm-engine-stopped-answering"]
+    ids = [m.signature.id for m in known_failures.match(hang + " " + EXAMPLES["vllm-preempted"][0])[1]]
+    assert "vllm-engine-stopped-answering" not in ids and "vllm-preempted" in ids
+
+
+# Other wordings of catalogued families, each as its engine's source formats it (the file is named beside it).
+FAMILY_WORDINGS = [
+    # llama.cpp src/llama-context.cpp (decode), then tools/main/main.cpp
+    ("decode: failed to find a memory slot for batch of size 512", "llamacpp-kv-cache-full", ("--ctx-size", "raise")),
+    ("main: error: prompt is too long (5000 tokens, max 4092)", "llamacpp-kv-cache-full", ("--ctx-size", "raise")),
+    # llama.cpp src/llama-context.cpp, src/llama-model.cpp
+    ("llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers",
+     "llamacpp-allocation-failed", ("--ubatch-size", "lower")),
+    ("llama_model_load: error loading model: unable to allocate CUDA0 buffer", "llamacpp-allocation-failed",
+     ("-ngl", "lower")),
+    # vLLM's Marlin shape check and the FP8 block-quantization check (vLLM and SGLang fp8.py)
+    ("ValueError: Weight input_size_per_partition = 3696 is not divisible by min_thread_k = 128. Consider reducing "
+     "tensor_parallel_size or running with --quantization gptq. vllm", "quantized-shape-not-divisible-by-tp",
+     ("--tensor-parallel-size", "lower")),
+    ("sglang ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization "
+     "block_n = 128.", "quantized-shape-not-divisible-by-tp", ("--tp", "lower")),
+    # SGLang python/sglang/srt/managers/tokenizer_manager.py
+    ("sglang ValueError: Requested token count exceeds the model's maximum context length of 8192 tokens. You requested "
+     "a total of 9000 tokens: 8000 tokens from the input messages and 1000 tokens for the completion.",
+     "sglang-input-longer-than-context", ("--context-length", "raise")),
+]
+
+
+@pytest.mark.parametrize(("text", "sig_id", "fix"), FAMILY_WORDINGS)
+def test_each_engines_own_wording_of_a_family_is_answered_with_its_flag(text, sig_id, fix):
+    ids, acts = _actions(text)
+    assert ids[0] == sig_id
+    assert fix in [(a["flag"], a["direction"]) for a in acts], acts
+
+
+@pytest.mark.parametrize(("text", "fix"), [
+    ("[TRT-LLM] This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+     ("--max_seq_len", "raise")),
+    ("[TRT-LLM] ValueError: 40 is not divisible by 3", ("--tp_size", "set")),
+    ("[TRT-LLM] RuntimeError: CUDA error: invalid device ordinal", ("--tp_size", "lower")),
+    ("text-generation-launcher: The input size is not aligned with the quantized weight shape", ("--num-shard", "lower")),
+])
+def test_a_common_family_answers_with_the_recognised_engines_own_flag(text, fix):
+    rec, matches = known_failures.match(text)
+    acts = known_failures.actions(matches[0], rec)
+    assert {a["engine"] for a in acts} == {rec.engine} and fix in [(a["flag"], a["direction"]) for a in acts], acts

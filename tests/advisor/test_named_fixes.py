@@ -196,3 +196,12 @@ def test_a_feature_written_in_words_that_clashes_with_another_is_switched_off_by
     assert _asked("custom all-reduce is not supported with more than 8 GPUs", "sglang") == [
         ("sglang", "disable_custom_all_reduce", "set")]
     assert _asked("Chunked prefill is enabled; prefix caching is on.", "vllm") == []
+
+
+def test_a_directive_word_inside_a_settings_own_name_is_no_directive():
+    # TensorRT-LLM's gptSessionBenchmark check: "remove" in remove_input_padding asks nothing of max_num_tokens
+    text = ("[TensorRT-LLM][ERROR] Assertion failed: The engine is built with remove_input_padding=True and "
+            "max_num_tokens=128, while trying to benchmark on 8192 tokens")
+    assert [n for n in named(text, recognise(text).engine) if n.direction == "unset"] == []
+    assert [(n.key, n.direction) for n in named("Please remove max_num_tokens=128 from the build", "tensorrt-llm")] == [
+        ("max_num_tokens", "unset")]
