@@ -5,6 +5,8 @@ then the page and API reads.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,10 +14,20 @@ from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, PipelineEvent, Section
+from papers.models import (
+    CodeRepo,
+    IdentityConflict,
+    Paper,
+    PaperAuthor,
+    PaperPage,
+    PipelineEvent,
+    Section,
+    Table,
+)
 from papers.models.digest import Subscription
 from papers.models.paper import READ_STATUSES
 from papers.models.scoring import Score
+from papers.pdf.table_rows import TableRow, table_rows
 from papers.scoring.rules import SUBSCORE_MAXIMA
 from papers.services.reachability import ARXIV, health, waiting_for_pdf
 
@@ -44,6 +56,32 @@ def paper_detail(arxiv_id: str) -> Paper | None:
         )
         .first()
     )
+
+
+@dataclass
+class QuotedPage:
+    """What a quote drawn from one page can be shown as instead: the page's text and its tables' rows as sentences."""
+
+    text: str = ""
+    rows: list[TableRow] = field(default_factory=list)
+
+
+def quoted_pages(keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], QuotedPage]:
+    """The stored text and table rows (papers.pdf.table_rows) of each (paper id, page number). Two queries."""
+    wanted = set(keys)
+    out = {key: QuotedPage() for key in wanted}
+    if not wanted:
+        return out
+    papers = {paper_id for paper_id, _ in wanted}
+    numbers = {number for _, number in wanted}
+    for paper_id, number, text in (PaperPage.objects.filter(paper_id__in=papers, number__in=numbers)
+                                   .values_list("paper_id", "number", "text")):
+        if (paper_id, number) in out:
+            out[paper_id, number].text = text
+    for table in Table.objects.filter(paper_id__in=papers, page__in=numbers).order_by("paper_id", "order"):
+        if (table.paper_id, table.page) in out:
+            out[table.paper_id, table.page].rows += table_rows(table.cells, table.page, table.caption)
+    return out
 
 
 def pipeline_counts() -> dict[str, int]:

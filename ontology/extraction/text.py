@@ -85,13 +85,19 @@ class Sentence:
         return self.quote_of(lo, hi).strip()[:limit]
 
 
-_NUMERIC_TOKEN = re.compile(r"[(\[]?[-–+]?[\d.]+[%×x)\]]?[A-Za-z]{0,2}|[-–]")
+_NUMERIC_TOKEN = re.compile(r"[(\[]?[-–+~∼]?[\d.]+[%×x)\]]?[A-Za-z]{0,2}|[-–✓✗✔✘]")
+# Words no sentence of prose goes long without; a run of cells and labels has none of them.
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "for", "with", "and", "or", "is", "are", "was", "were", "be", "been",
+    "by", "we", "our", "this", "that", "these", "as", "at", "from", "it", "its", "than", "which", "can", "not", "has",
+    "have", "when", "while"))
 
 
 def is_soup(text: str) -> bool:
     """True for text drawn from figures and table cells (axis ticks, legends, cell runs): four or more
-    bare numbers in a row, or mostly numbers. Such text never becomes a quote; "32, 64 and 128" in
-    prose is a list (commas and words between the numbers), not soup."""
+    bare numbers or marks (✓ ✗ -) in a row, mostly numbers, or eight or more words holding three numbers
+    and not one function word or , ; : ("Model size 13B 66B 175B GPUs A100 Total GPU memory 40 GB"). Such text is
+    never shown as a quote; "32, 64 and 128" in prose is a list (commas and words between the numbers), not soup."""
     tokens = text.split()
     run = longest = numeric = 0
     for token in tokens:
@@ -100,7 +106,39 @@ def is_soup(text: str) -> bool:
             longest = max(longest, run)
         else:
             run = 0
-    return longest >= 4 or (len(tokens) >= 10 and numeric / len(tokens) > 0.35)
+    if longest >= 4 or (len(tokens) >= 10 and numeric / len(tokens) > 0.35):
+        return True
+    return len(tokens) >= 8 and numeric >= 3 and not any(_joins(t) for t in tokens)
+
+
+def _joins(token: str) -> bool:
+    """A function word, or a word ending in , ; or : (what joins the parts of a sentence or a list)."""
+    return token[-1] in ",;:" or token.lower().strip(".()") in _FUNCTION_WORDS
+
+
+def without_soup(text: str) -> str:
+    """`text` with its figure and table text cut out, each cut marked "…": a run of words with no function word
+    and no , ; : or full stop between them that is soup by itself ("… 160 GB We run" keeps "We run"). For display only;
+    the result is no longer a span of the page."""
+    kept: list[str] = []
+    run: list[str] = []
+    for token in [*text.split(), ""]:
+        if token and not _joins(token) and not token.endswith("."):
+            run.append(token)
+            continue
+        if len(run) >= 4 and is_soup(" ".join(run)):
+            # words leading into the soup stay ("blocks of 16 tokens 0 50 100 150" keeps "16 tokens")
+            while len(run) > 1 and not (_NUMERIC_TOKEN.fullmatch(run[0]) and _NUMERIC_TOKEN.fullmatch(run[1])) \
+                    and is_soup(" ".join(run[1:])):
+                kept.append(run.pop(0))
+            if not kept or kept[-1] != "…":
+                kept.append("…")
+        else:
+            kept += run
+        run = []
+        if token:
+            kept.append(token)
+    return " ".join(kept)
 
 
 def readable_quote(sentence: Sentence, start: int, end: int) -> str | None:
