@@ -90,12 +90,12 @@ _NUMERIC_TOKEN = re.compile(r"[(\[]?[-–+~∼]?[\d.]+[%×x)\]]?[A-Za-z]{0,2}|[-
 _FUNCTION_WORDS = frozenset((
     "a", "an", "the", "of", "to", "in", "on", "for", "with", "and", "or", "is", "are", "was", "were", "be", "been",
     "by", "we", "our", "this", "that", "these", "as", "at", "from", "it", "its", "than", "which", "can", "not", "has",
-    "have", "when", "while"))
+    "have", "when", "while", "across", "per", "using", "via", "into", "between", "over", "under", "up", "only"))
 
 
 def is_soup(text: str) -> bool:
     """True for text drawn from figures and table cells (axis ticks, legends, cell runs): four or more
-    bare numbers or marks (✓ ✗ -) in a row, mostly numbers, or eight or more words holding three numbers
+    bare numbers or marks (✓ ✗ -) in a row, mostly numbers, or eight or more words holding four numbers
     and not one function word or , ; : ("Model size 13B 66B 175B GPUs A100 Total GPU memory 40 GB"). Such text is
     never shown as a quote; "32, 64 and 128" in prose is a list (commas and words between the numbers), not soup."""
     tokens = text.split()
@@ -108,7 +108,7 @@ def is_soup(text: str) -> bool:
             run = 0
     if longest >= 4 or (len(tokens) >= 10 and numeric / len(tokens) > 0.35):
         return True
-    return len(tokens) >= 8 and numeric >= 3 and not any(_joins(t) for t in tokens)
+    return len(tokens) >= 8 and numeric >= 4 and not any(_joins(t) for t in tokens)
 
 
 def _joins(token: str) -> bool:
