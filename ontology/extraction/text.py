@@ -116,20 +116,24 @@ def _joins(token: str) -> bool:
     return token[-1] in ",;:" or token.lower().strip(".()") in _FUNCTION_WORDS
 
 
+LEAD_WORDS = 3
+
+
 def without_soup(text: str) -> str:
     """`text` with its figure and table text cut out, each cut marked "…": a run of words with no function word
-    and no , ; : or full stop between them that is soup by itself ("… 160 GB We run" keeps "We run"). For display only;
+    and no , ; : full stop or earlier cut between them that is soup by itself ("… 160 GB We run" keeps "We run"). For display only;
     the result is no longer a span of the page."""
     kept: list[str] = []
     run: list[str] = []
     for token in [*text.split(), ""]:
-        if token and not _joins(token) and not token.endswith("."):
+        if token and not _joins(token) and not token.endswith((".", "…")):
             run.append(token)
             continue
         if len(run) >= 4 and is_soup(" ".join(run)):
-            # words leading into the soup stay ("blocks of 16 tokens 0 50 100 150" keeps "16 tokens")
-            while len(run) > 1 and not (_NUMERIC_TOKEN.fullmatch(run[0]) and _NUMERIC_TOKEN.fullmatch(run[1])) \
-                    and is_soup(" ".join(run[1:])):
+            # up to LEAD_WORDS words leading into the soup stay ("blocks of 16 tokens 0 50 100" keeps "16 tokens")
+            for _ in range(LEAD_WORDS):
+                if _NUMERIC_TOKEN.fullmatch(run[0]) and _NUMERIC_TOKEN.fullmatch(run[1]) or not is_soup(" ".join(run[1:])):
+                    break
                 kept.append(run.pop(0))
             if not kept or kept[-1] != "…":
                 kept.append("…")
