@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.versions import vkey
-from ontology.gpus import vocabulary as gpu_vocabulary
+from ontology.selectors import gpu_vocabulary
 
 CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
 # Words that say nothing about which GPU is meant: the brand words of the GPU vocabulary, and these.

@@ -22,13 +22,13 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from django.apps import apps
 
 from advisor import known_failures, named_fixes, profiles
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
-from ontology.techniques import TechniqueSpec, techniques, techniques_in_text
+from ontology.selectors import TechniqueSpec, techniques, techniques_in_text
+from papers import selectors as paper_selectors
 
 MAX_QUERY_CHARS = 2000
 MAX_FINDINGS = 3
@@ -154,11 +154,9 @@ def _actions(name: str) -> list[dict[str, Any]]:
 
 def _issues() -> list[dict[str, str]]:
     """Every production signal of the crawled repositories: repo, issue URL, title."""
-    code_repo = apps.get_model("papers", "CodeRepo")
     return [{"repo": full_name, "issue": signal.get("url", ""), "title": signal.get("title") or ""}
-            for full_name, signals in code_repo.objects.exclude(production_signals=[]).values_list(
-                "full_name", "production_signals")
-            for signal in signals or []]
+            for full_name, signals in paper_selectors.repo_production_signals()
+            for signal in signals]
 
 
 def _reports(name: str, symptom: str, issues: list[dict[str, str]]) -> list[dict[str, str]]:

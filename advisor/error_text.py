@@ -3,7 +3,7 @@ the exception class, and whether it happened under tensor parallelism or during 
 
 Runs on every diagnose request before the failure catalog is searched. Only what the text itself
 says is read; nothing is guessed. The engine is recognised from its own names and the names its
-logs and flags use, the GPU through the one GPU vocabulary (ontology.gpus) and the advisor's GPU
+logs and flags use, the GPU through the one GPU vocabulary (ontology.selectors.gpu_vocabulary) and the advisor's GPU
 catalog, so a "Tesla V100-SXM2-32GB" in a traceback yields compute capability 7.0.
 """
 from __future__ import annotations
@@ -12,19 +12,24 @@ import re
 from dataclasses import dataclass, field
 
 from advisor.catalog import Gpu, resolve_gpu
-from ontology.gpus import vocabulary as gpu_vocabulary
+from ontology.selectors import gpu_vocabulary
 
 # Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
 # its launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and
 # file formats it is known by, which other engines' logs can mention too ("weak": a vLLM log loading a
 # GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
+# Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
+# (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
+# (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork), since such wrappers may run
+# more than one engine.
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
      r"|\bTrtGptModel\w*|\bGptManager\b|\bgptSession\w*",
-     r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction"),
+     r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction|optimum[-_./]nvidia"),
     ("sglang",
-     r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+\]",
+     r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+(?: [A-Z]{2,3}\d+)*\]"
+     r"|torch_memory_saver",
      r"mem[-_]fraction[-_]static|--context-length|--disable-cuda-graph|--chunked-prefill-size|--max-running-requests"),
     ("tgi",
      r"text[-_]generation[-_](?:inference|launcher|server|router|benchmark)|\bTGI\b|shard[-_]manager|Warmup\(Generation",
@@ -32,13 +37,14 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|--cuda-memory-fraction"),
     ("llama.cpp",
      r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
-     r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b",
-     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn"),
+     r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
+     r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
+     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
-     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py",
+     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",
      r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
-     r"|--gpu-memory-utilization|max_num_seqs"),
+     r"|--gpu-memory-utilization|max_num_seqs|aphrodite"),
 )
 _VERSION = r"v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|\.dev\d*)?)"
 _ENGINE_VERSION: dict[str, tuple[str, ...]] = {
@@ -54,7 +60,7 @@ _CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\
        r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d)(\d)\b")
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
 _TENSOR_PARALLEL = r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
-_CUDA_GRAPH = r"cuda ?graph|cudagraph|capturing|graph capture"
+_CUDA_GRAPH = r"cuda[ _]?graph|capturing|graph capture"
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,8 @@ def recognise(text: str, engine_hint: str | None = None) -> Recognised:
 
 
 def looks_like_a_log(text: str) -> bool:
-    """True for pasted output rather than a sentence: an exception, a traceback, a log prefix or an error code."""
-    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+",
-                          text))
+    """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
+    name (with or without its line), or a CUDA error code or enum name."""
+    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed"
+                          r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
+                          r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+", text))

@@ -13,7 +13,7 @@ from typing import Any
 from advisor.planner import Option
 from advisor.profiles import profile
 from advisor.validation import Request
-from ontology.schema import MAX_QUOTE
+from ontology.selectors import MAX_QUOTE
 
 log = logging.getLogger(__name__)
 

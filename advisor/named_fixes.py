@@ -52,7 +52,10 @@ _REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[
                        # clap on a flag this release does not have: "unexpected argument '--max-input-length' found
                        # ... tip: a similar argument exists: '--max-input-tokens'" (the flag to set is the similar one).
                        r"|unexpected argument '-{1,2}[\w-]+' found.{0,200}?a similar argument exists: "
-                       r"'(?P<renamed>-{1,2}[\w-]+)')"
+                       r"'(?P<renamed>-{1,2}[\w-]+)'"
+                       # llama.cpp's own parser (common/arg.cpp): "error while handling argument \"--flash-attn\": expected
+                       # value for argument" (a flag that now takes a value, or a value it does not accept).
+                       r"|error while handling argument \"(?P<llflag>-{1,2}[\w-]+)\")"
                        r"(?:.{0,200}?a similar value exists: '(?P<similar>[^'\n]+)')?", re.IGNORECASE | re.DOTALL)
 
 
@@ -72,11 +75,12 @@ class Named:
 @cache
 def _spellings() -> dict[str, list[tuple[str, str]]]:
     """Each way a profile flag is written, normalised (lower case, '_' for '-', no leading dashes), to
-    the (engine, key) pairs it names: the engine's own spellings first, then the bare key."""
+    the (engine, key) pairs it names: the engine's own spellings and documented aliases first, then the
+    bare key."""
     table: dict[str, list[tuple[str, str]]] = {}
     for engine, eng in profiles.profiles().items():
-        for key, names in eng.flags.items():
-            for written in [n.name for n in names] + [key]:
+        for key in eng.flags:
+            for written in eng.spellings(key) + [key]:
                 norm = profiles.flag_key(written).lower()
                 if len(norm) < 2 or (engine, key) in table.get(norm, []):
                     continue
@@ -116,10 +120,30 @@ _RIGHT = re.compile(_REQUIRE + _CMP + r"(?:\s+than)?(?:\s+or\s+equal\s+to)?\s*[`
 _BIG = frozenset((">=", ">", "greater", "larger", "bigger", "higher", "more", "at least"))
 
 
+# A setting that exceeds something is over what fits ("max_num_seqs (1024) exceeds available Mamba cache blocks
+# (614)": lower it); a setting that is exceeded is the limit to raise ("the prompt exceeds max_model_len").
+_EXCEEDS_LEFT = re.compile(r"^[`'\"]?\s*(?:\(\s*[\d.,]+\s*\)\s*)?(?:exceed(?:s|ed|ing)?|is (?:over|above|beyond))\b",
+                           re.IGNORECASE)
+_EXCEEDS_RIGHT = re.compile(r"(?:exceed(?:s|ed|ing)?|is (?:over|above|beyond))\s+(?:the\s+)?(?:configured\s+)?[`'\"]?$",
+                            re.IGNORECASE)
+# A setting said to clash with another feature is to be switched off: "flash_attn is not compatible with LoRA",
+# "--enable-chunked-prefill cannot be used with prefix caching", "X is not supported with Y".
+_CLASHES = re.compile(r"^[`'\"]?\s*(?:\([^)\n]{0,20}\)\s*)?(?:(?:is|are)\s+(?:not\s+|in)compatible\b"
+                      r"|(?:cannot|can't|can not)\s+be\s+(?:used|enabled|combined)\s+(?:with|together|alongside)\b"
+                      r"|(?:is|are)\s+not\s+supported\s+(?:with|together|alongside|in combination)\b)", re.IGNORECASE)
+
+
 def _compared(text: str, found: re.Match[str]) -> str | None:
-    """The direction a comparison gives the setting: as its left side, or (opposite) as its right side."""
-    for side, match in ((1, _LEFT.match(text[found.end():found.end() + 60])),
-                        (-1, _RIGHT.search(text[max(0, found.start() - 60):found.start()]))):
+    """The direction a comparison gives the setting: as its left side, or (opposite) as its right side;
+    "unset" for a setting said to clash with another feature."""
+    after, before = text[found.end():found.end() + 60], text[max(0, found.start() - 60):found.start()]
+    if _CLASHES.match(after):
+        return "unset"
+    if _EXCEEDS_LEFT.match(after):
+        return "lower"
+    if _EXCEEDS_RIGHT.search(before):
+        return "raise"
+    for side, match in ((1, _LEFT.match(after)), (-1, _RIGHT.search(before))):
         if match is None:
             continue
         big = (match.group("cmp").lower() in _BIG) != bool(match.group("neg"))
@@ -155,8 +179,7 @@ def _resolve(norm: str, engine: str | None) -> tuple[str, str] | None:
     if len(engines) == 1:
         return pairs[0]
     # Several engines share the key; the one that also spells its flag this way wrote the message.
-    own = [(e, k) for e, k in pairs if any(profiles.flag_key(n.name).lower() == norm
-                                           for n in profiles.profile(e).flags[k])]
+    own = [(e, k) for e, k in pairs if k in profiles.profile(e).keys_named(norm)]
     return own[0] if len({e for e, _ in own}) == 1 else None
 
 
@@ -165,6 +188,42 @@ def _as_setting(found: re.Match[str], norm: str, text: str) -> bool:
     or followed by a value; a name with an underscore or dash ("max_model_len") is one anyway."""
     quoted = found.start() > 0 and text[found.start() - 1] in "`'\""
     return "_" in norm or found.group(0).startswith("-") or found.group("value") is not None or quoted
+
+
+_SWITCH_PREFIXES = ("enable_", "use_", "disable_")
+
+
+@cache
+def _features() -> list[tuple[re.Pattern[str], str, str, str]]:
+    """(the feature a switch names, in words; engine; key; direction that switches the feature off) for every
+    on/off switch of the profiles: "chunked prefill" for --enable-chunked-prefill (unset it), "custom
+    all-reduce" for --disable-custom-all-reduce (set it)."""
+    out = []
+    for engine, eng in profiles.profiles().items():
+        for key in eng.flags:
+            prefix = next((p for p in _SWITCH_PREFIXES if key.startswith(p)), None)
+            feature = key[len(prefix):] if prefix else ""
+            if "_" not in feature:  # a one-word feature ("eager") is too common a word to read as the switch
+                continue
+            words = r"[-_ ]?".join(re.escape(w) for w in feature.split("_"))
+            out.append((re.compile(rf"(?<![\w-]){words}(?![\w-])", re.IGNORECASE), engine, key,
+                        "set" if prefix == "disable_" else "unset"))
+    return out
+
+
+def _clashing_features(text: str, engine: str | None) -> list[Named]:
+    """Features written in words that the text says clash with another ("chunked prefill cannot be used with
+    prefix caching"): the switch that turns the feature off, for the recognised engine (or the only one)."""
+    found: dict[tuple[str | None, str], Named] = {}
+    for pattern, owner, key, direction in _features():
+        if engine is not None and owner != engine:
+            continue
+        for hit in pattern.finditer(text):
+            if _CLASHES.match(text[hit.end():hit.end() + 60]):
+                found.setdefault((None if engine is None else owner, key),
+                                 Named(key, owner, hit.group(0), direction, None, hit.start()))
+    owners = {n.engine for n in found.values()}
+    return list(found.values()) if engine is not None or len(owners) == 1 else []
 
 
 def named(text: str, engine: str | None) -> list[Named]:
@@ -185,8 +244,12 @@ def named(text: str, engine: str | None) -> list[Named]:
             continue
         seen.add((None if engine is None else owner, key))
         out.append(Named(key, owner, found.group(0), direction, found.group("value"), found.start()))
+    for feature in _clashing_features(text, engine):
+        if (None if engine is None else feature.engine, feature.key or "") not in seen:
+            seen.add((None if engine is None else feature.engine, feature.key or ""))
+            out.append(feature)
     for found in _REJECTED.finditer(text):
-        written = found.group("flag") or found.group("argflag") or found.group("renamed")
+        written = found.group("flag") or found.group("argflag") or found.group("renamed") or found.group("llflag")
         norm = profiles.flag_key(written).lower()
         resolved = _resolve(norm, engine)
         if resolved is None or (None if engine is None else resolved[0], resolved[1]) in seen:
@@ -198,7 +261,7 @@ def named(text: str, engine: str | None) -> list[Named]:
         if direction is None:
             continue
         name = found.group(1)
-        if (None, name) in seen:
+        if (None, name) in seen or name.lower() in _spellings():  # an engine's own variable for a flag, read above
             continue
         seen.add((None, name))
         out.append(Named(None, engine, name, "set" if direction in (None, "raise", "lower") else direction,
@@ -234,7 +297,8 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         if spelling is None:
             continue
         flag, since = spelling
+        eng = profiles.profile(item.engine)
         out.append({"engine": item.engine, "flag": flag, "since": since, "direction": item.direction,
-                    "value": item.value, "arithmetic": None, "why": why,
-                    "source": profiles.profile(item.engine).docs})
+                    "value": item.value, "arithmetic": None, "why": why, "source": eng.docs,
+                    "aliases": eng.other_spellings(item.key, flag)})
     return out

@@ -9,7 +9,6 @@ ignored (that is how catalog facts used to go unread).
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -27,10 +26,9 @@ from pydantic import (
 )
 
 from advisor.versions import at_least, at_most, vkey
-from ontology.schema import MAX_QUOTE
+from ontology.selectors import MAX_QUOTE, techniques
 
 ENGINES_DIR = Path(__file__).resolve().parent / "catalog" / "engines"
-TECHNIQUES_FILE = Path(__file__).resolve().parent.parent / "ontology" / "data" / "techniques.json"
 
 Url = Annotated[str, StringConstraints(pattern=r"^https://\S+$", max_length=500)]
 Quote = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUOTE)]
@@ -321,6 +319,17 @@ def _flag_names(value: object) -> object:
     return [{"name": value}] if isinstance(value, str) else value
 
 
+class FlagAliases(_Data):
+    """Other documented spellings of one flag: the short or long option the same parser accepts
+    (llama.cpp `-ngl, --gpu-layers, --n-gpu-layers`, vLLM `--tensor-parallel-size, -tp`) and the
+    environment variable or API keyword that sets it (`LLAMA_ARG_N_GPU_LAYERS`), as the engine's own
+    argument list (`source`) prints them. Read wherever a written flag is compared with a profile key:
+    a pasted message's advice (advisor.named_fixes) and the diagnose benchmark's scorer."""
+
+    names: list[Annotated[str, StringConstraints(pattern=r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(min_length=1)
+    source: Url
+
+
 class EngineProfile(_Data):
     """Everything the advisor knows about one engine (see the module docstring)."""
 
@@ -347,6 +356,7 @@ class EngineProfile(_Data):
     serve: dict[str, str]
     verify: dict[str, str]
     flags: dict[str, list[FlagName]]
+    flag_aliases: dict[str, FlagAliases] = Field(default_factory=dict)
     techniques: dict[TechniqueName, list[Technique]] = Field(default_factory=dict)
     tp_rule: Fact | None = None
     cuda_rule: Fact | None = None
@@ -370,6 +380,13 @@ class EngineProfile(_Data):
     def _technique_spans(cls, value: object) -> object:
         """One object is one switch for every release; a list holds the switches of successive releases."""
         return {k: [x] if isinstance(x, dict) else x for k, x in value.items()} if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _aliases_name_flags(self) -> EngineProfile:
+        unknown = sorted(set(self.flag_aliases) - set(self.flags))
+        if unknown:
+            raise ValueError(f"flag_aliases name keys the flag table lacks: {unknown}")
+        return self
 
     @field_validator("serve", "verify")
     @classmethod
@@ -433,6 +450,23 @@ class EngineProfile(_Data):
                 return spelling.name
         return None
 
+    def spellings(self, key: str) -> list[str]:
+        """Every way this engine's flag `key` is written: its spellings across releases, then its documented
+        aliases (short options, environment variables), each once."""
+        names = [s.name for s in self.flags.get(key, [])]
+        extra = self.flag_aliases[key].names if key in self.flag_aliases else []
+        return list(dict.fromkeys(names + extra))
+
+    def other_spellings(self, key: str, spelt: str) -> list[str]:
+        """The documented aliases of flag `key` other than the spelling `spelt` an answer uses."""
+        return [n for n in (self.flag_aliases[key].names if key in self.flag_aliases else []) if n != spelt]
+
+    def keys_named(self, written: str) -> set[str]:
+        """The flag keys a written flag, environment variable or keyword (`-ngl`, `LLAMA_ARG_CTX_SIZE`,
+        `gpu_memory_utilization=`) names in this engine, compared without dashes or case."""
+        norm = flag_key(written.split("=")[0].strip()).lower()
+        return {key for key in self.flags if any(flag_key(n).lower() == norm for n in self.spellings(key))}
+
     def technique(self, technique: str, version: str | None = None) -> Technique | None:
         """The technique's switch in this release (None: the newest), or None when the release lacks it."""
         entries = self.techniques.get(technique, [])
@@ -464,15 +498,9 @@ def flag_key(name: str) -> str:
     return name.lstrip("-").replace("-", "_")
 
 
-def _known_techniques() -> set[str] | None:
-    """Technique names from the ontology's one data file, when that file exists."""
-    if not TECHNIQUES_FILE.exists():
-        return None
-    data = json.loads(TECHNIQUES_FILE.read_text(encoding="utf-8"))
-    items = data.get("techniques", data) if isinstance(data, dict) else data
-    if isinstance(items, dict):
-        return set(items)
-    return {t["name"] for t in items if isinstance(t, dict) and "name" in t}
+def _known_techniques() -> set[str]:
+    """Technique names of the ontology's one vocabulary (ontology/data/techniques.json)."""
+    return set(techniques())
 
 
 def load_profile(path: Path) -> EngineProfile:
@@ -481,10 +509,9 @@ def load_profile(path: Path) -> EngineProfile:
         profile = EngineProfile.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         raise ProfileError(f"{path.name}: {exc}") from exc
-    known = _known_techniques()
-    unknown = sorted(set(profile.techniques) - known) if known is not None else []
+    unknown = sorted(set(profile.techniques) - _known_techniques())
     if unknown:
-        raise ProfileError(f"{path.name}: techniques not in {TECHNIQUES_FILE.name}: {', '.join(unknown)}")
+        raise ProfileError(f"{path.name}: techniques not in the ontology's techniques.json: {', '.join(unknown)}")
     return profile
 
 

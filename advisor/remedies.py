@@ -257,4 +257,5 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
             return None  # the profile says no such option exists on this GPU/release
         value = computed or value
     return {"engine": engine, "flag": flag, "since": since, "direction": fix.direction, "value": value,
-            "arithmetic": arithmetic, "why": fix.why, "source": fix.source or sig.source}
+            "arithmetic": arithmetic, "why": fix.why, "source": fix.source or sig.source,
+            "aliases": eng.other_spellings(fix.knob, flag)}

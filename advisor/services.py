@@ -3,7 +3,8 @@
 Runs for `manage.py advise`, `POST /api/advisor/recommend` and the benchmarks. Pipeline: validate ->
 enumerate configurations that pass the hard rules and fit in memory -> pre-rank cheaply -> simulate the
 shortlist on the workload -> rank (meets SLA, least precision given up, throughput, fewest GPUs per
-replica) -> render commands and attach evidence. Plain Python: no database needed.
+replica) -> render commands and attach evidence. Plain Python: no database needed (only `save_setup`
+and `forget_setup`, a person's saved setup, touch a table, and import its model when called).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from advisor.validation import AdvisorInputError, Request, parse_request
 from advisor.verdict import verdict
 from advisor.versions import at_least
 
-__all__ = ["AdvisorInputError", "recommend"]
+__all__ = ["AdvisorInputError", "forget_setup", "recommend", "save_setup"]
 
 SHORTLIST = 8
 MAX_RECOMMENDATIONS = 3
@@ -233,3 +234,17 @@ def recommend(raw: dict[str, Any], *, any_path: bool = False) -> dict[str, Any]:
         "input": req.normalised(), "feasible": bool(recommendations), "verdict": result,
         "recommendations": recommendations, "rejected": _rejected(plan), "actions": actions, "warnings": warnings,
     }
+
+
+def save_setup(user: Any, setup: dict[str, Any]) -> None:
+    """Keep a signed-in person's setup (GPU, CUDA, model...) with their account, replacing the last one."""
+    from advisor.models import SavedSetup
+
+    SavedSetup.objects.update_or_create(user=user, defaults={"setup": setup})
+
+
+def forget_setup(user: Any) -> None:
+    """Drop the setup a signed-in person saved."""
+    from advisor.models import SavedSetup
+
+    SavedSetup.objects.filter(user=user).delete()

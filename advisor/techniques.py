@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import profiles
-from ontology.techniques import EVALUATES_MIN_FACTS
+from ontology.selectors import EVALUATES_MIN_FACTS
 
 log = logging.getLogger(__name__)
 

@@ -31,29 +31,27 @@ from inference.engine import LLMEngine
 from inference.server import InferenceServer
 from ontology.extraction.llm import LlmClient, LlmExtractor, answer_schema
 from ontology.extraction.pipeline import extract_document
-from ontology.extraction.text import PdfDocument
-from papers.pdf import PdfError, parse_pdf
-from papers.pdf.document import extraction_document
+from papers.pdf import ParsedPdf, PdfError, parse_pdf
 
 RUNS = (("batched", True, None), ("no_prefix_cache", False, None), ("one_at_a_time", True, 1))
 
 
-def load_documents(folder: Path, max_papers: int) -> tuple[list[tuple[str, PdfDocument]], float, list[str]]:
+def load_documents(folder: Path, max_papers: int) -> tuple[list[tuple[str, ParsedPdf]], float, list[str]]:
     """(name, document) for the first `max_papers` PDFs that parse, the seconds parsing took, and what failed."""
-    docs: list[tuple[str, PdfDocument]] = []
+    docs: list[tuple[str, ParsedPdf]] = []
     failed: list[str] = []
     started = time.perf_counter()
     for path in sorted(folder.glob("*.pdf")):
         if len(docs) >= max_papers:
             break
         try:
-            docs.append((path.name, extraction_document(parse_pdf(path))))
+            docs.append((path.name, parse_pdf(path)))
         except PdfError as exc:
             failed.append(f"{path.name}: {exc}")
     return docs, time.perf_counter() - started, failed
 
 
-def run(engine: LLMEngine, client: LlmClient, docs: list[tuple[str, PdfDocument]], prefix_caching: bool,
+def run(engine: LLMEngine, client: LlmClient, docs: list[tuple[str, ParsedPdf]], prefix_caching: bool,
         concurrency: int, top_n: int) -> dict[str, Any]:
     """One pass over the documents; figures plus the facts (to compare runs)."""
     assert engine.set_prefix_caching(prefix_caching), "the engine must be idle between runs"

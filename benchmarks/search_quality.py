@@ -115,13 +115,11 @@ def read_pdf(path: Path) -> tuple[str, list[str]]:
 def load_corpus(with_facts: bool, splits: list[str]) -> None:
     """Store and index every corpus PDF not yet in the current database: its page texts as
     papers.PaperPage rows, then `index_paper` (passages and the paper document). The full ingest
-    (outline and tables) is left out to keep the run in minutes; with facts, the rule extractors run
-    on the same page texts and their facts are indexed too."""
-    from ontology.extraction.pipeline import extract_document
-    from ontology.extraction.text import PdfDocument
-    from ontology.search_index import index_facts, index_paper
-    from ontology.services import store_facts
+    (outline and tables) is left out to keep the run in minutes; with facts, the page texts go through
+    the ontology's one entry point (rule extractors, stored facts, the index built once)."""
+    from ontology.services import index_paper, ingest_document
     from papers.models import Paper
+    from papers.pdf import ParsedPdf
 
     for path in corpus_pdfs(splits):
         if Paper.objects.filter(arxiv_id=path.stem).exists():
@@ -129,10 +127,10 @@ def load_corpus(with_facts: bool, splits: list[str]) -> None:
         title, texts = read_pdf(path)
         paper = Paper.objects.create(arxiv_id=path.stem, title=title)
         paper.pages.bulk_create([paper.pages.model(paper=paper, number=n, text=t) for n, t in enumerate(texts, 1)])
-        index_paper(paper)
         if with_facts:
-            store_facts(paper, extract_document(PdfDocument(page_texts=texts, title=paper.title)).facts)
-            index_facts(list(paper.facts.filter(document__isnull=True)))
+            ingest_document(paper, ParsedPdf.from_pages(texts, title=paper.title))
+        else:
+            index_paper(paper)
         print(f"  indexed {paper.arxiv_id} ({len(texts)} pages)", file=sys.stderr)
 
 

@@ -11,9 +11,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from advisor.local_models import MAX_CONFIG_BYTES as MAX_CONFIG_CHARS
-from advisor.profiles import engine_names, profile
-from advisor.request import openapi_schema
+from advisor.selectors import MAX_CONFIG_BYTES as MAX_CONFIG_CHARS
+from advisor.selectors import engine_names, openapi_schema, profile
 
 
 def engine_choices() -> list[tuple[str, str]]:

@@ -15,14 +15,14 @@ from frontend.views import (
     upload,
     wiki,
 )
-from papers import arxiv_ids
+from papers.selectors import ARXIV_ID_URL_PATTERN
 
 app_name = "frontend"
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("pipeline/", dashboard.pipeline_fragment, name="pipeline"),
     path("papers/", papers.paper_list, name="paper-list"),
-    re_path(rf"^papers/(?P<arxiv_id>{arxiv_ids.URL_PATTERN})/$", papers.paper_page, name="paper"),
+    re_path(rf"^papers/(?P<arxiv_id>{ARXIV_ID_URL_PATTERN})/$", papers.paper_page, name="paper"),
     path("search/", search.search, name="search"),
     path("upload/", upload.upload_pdf, name="upload"),
     path("review/", review.review_queue, name="review"),

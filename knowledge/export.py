@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from django.db.models import Prefetch
 from django.utils import timezone
 
 from knowledge.records import (
@@ -22,15 +21,15 @@ from knowledge.records import (
     TableRecord,
     write_file,
 )
-from ontology.models import Fact, FactRevision, FactTechnique
-from papers.models import Paper, PaperAuthor, Score
+from ontology.selectors import facts_for_export
+from papers.selectors import export_papers, read_from_pdf
 
 SCORE_FIELDS = tuple(name for name in ScoreRecord.model_fields)
 PAPER_FIELDS = ("arxiv_id", "version", "title", "abstract", "published", "updated", "primary_category", "categories",
                 "doi", "pdf_url", "code_urls", "page_count", "environment")
 
 
-def _fact_record(fact: Fact) -> FactRecord:
+def _fact_record(fact) -> FactRecord:
     revisions = [
         RevisionRecord(action=r.action, actor=r.actor, user=r.user.get_username() if r.user else None,
                        before=r.before, after=r.after, note=r.note, created_at=r.created_at)
@@ -40,39 +39,34 @@ def _fact_record(fact: Fact) -> FactRecord:
                       unit=fact.unit or None, condition=fact.condition or None, effect=fact.effect or None,
                       page=fact.page, quote=fact.quote, confidence=fact.confidence, extractor=fact.extractor,
                       status=fact.status, fingerprint=fact.fingerprint, revisions=revisions,
-                      techniques=sorted(link.technique.name for link in fact.technique_links.all()
-                                        if link.linked_by == FactTechnique.LinkedBy.PERSON))
+                      techniques=fact.person_techniques)
 
 
-def paper_record(paper) -> PaperRecord:
-    """One paper as a knowledge record (expects the prefetches of `paper_records`)."""
+def paper_record(paper, facts: list) -> PaperRecord:
+    """One paper as a knowledge record (`paper` as papers.selectors.export_papers reads it, `facts` as
+    ontology.selectors.facts_for_export does)."""
     latest = next(iter(paper.latest_scores), None)
     return PaperRecord(
         **{name: getattr(paper, name) for name in PAPER_FIELDS},
         authors=[link.author.name for link in paper.paperauthor_set.all()],
-        read_from_pdf=bool(paper.pdf_path) or paper.status == Paper.Status.EXTRACTED,
+        read_from_pdf=read_from_pdf(paper),
         sections=[SectionRecord(number=s.number, title=s.title, page_start=s.page_start, page_end=s.page_end)
                   for s in paper.sections.all()],
         tables=[TableRecord(page=t.page, caption=t.caption, n_rows=t.n_rows, n_cols=t.n_cols) for t in paper.tables.all()],
         score=ScoreRecord(**{name: getattr(latest, name) for name in SCORE_FIELDS}) if latest else None,
-        facts=[_fact_record(f) for f in paper.facts.all()],
+        facts=[_fact_record(f) for f in facts],
     )
 
 
-def paper_records(papers) -> list[PaperRecord]:
-    """Records of `papers` (a Paper queryset), in arXiv-id order, in a fixed number of queries."""
-    papers = papers.order_by("arxiv_id").prefetch_related(
-        Prefetch("paperauthor_set", queryset=PaperAuthor.objects.select_related("author").order_by("position")),
-        "sections", "tables",
-        Prefetch("scores", queryset=Score.objects.filter(is_latest=True), to_attr="latest_scores"),
-        Prefetch("facts", queryset=Fact.objects.exclude(status=Fact.Status.SUPERSEDED).order_by("page", "id").prefetch_related(
-            Prefetch("revisions", queryset=FactRevision.objects.select_related("user").order_by("created_at", "id")),
-            Prefetch("technique_links", queryset=FactTechnique.objects.select_related("technique")))),
-    )
-    return [paper_record(paper) for paper in papers]
+def paper_records(papers=None) -> list[PaperRecord]:
+    """Records of `papers` (a Paper queryset; every paper when None), in arXiv-id order, in a fixed
+    number of queries."""
+    rows = list(export_papers(papers))
+    facts = facts_for_export([paper.pk for paper in rows])
+    return [paper_record(paper, facts.get(paper.pk, [])) for paper in rows]
 
 
 def export_knowledge(path: Path, papers=None) -> int:
     """Write every paper (or `papers`) to `path`; returns how many were written."""
     header = Header(origin=f"export of {socket.gethostname()}"[:200], as_of=timezone.now())
-    return write_file(path, header, paper_records(papers if papers is not None else Paper.objects.all()))
+    return write_file(path, header, paper_records(papers))

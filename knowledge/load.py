@@ -15,19 +15,12 @@ from pathlib import Path
 from django.db import transaction
 
 from knowledge.records import PaperRecord, read_file
-from ontology.schema import FactValidationError
-from ontology.search_index import index_facts, index_paper
-from ontology.services import link_facts, merge_fact
-from papers.links import github_repos
-from papers.models import Paper, PaperRepo, Section, Table
-from papers.scoring.services import store_imported_score
-from papers.services.arxiv import link_code, set_authors
-from papers.services.events import record_event
+from ontology.services import FactValidationError, index_facts, index_paper, link_facts, merge_fact
+from papers.services import fill_paper, link_code_urls, record_event, store_imported_score, store_outline
 
 log = logging.getLogger(__name__)
 _FILLABLE = ("title", "abstract", "published", "updated", "primary_category", "categories", "doi", "pdf_url",
              "code_urls", "page_count", "environment")
-_NOT_READ = (Paper.Status.NEW, Paper.Status.FAILED)
 
 
 @dataclass
@@ -46,58 +39,18 @@ class ImportReport:
                 f"{self.scores} scorecard(s) stored; {len(self.errors)} error(s)")
 
 
-def _upsert_paper(record: PaperRecord) -> tuple[Paper, bool, bool]:
-    """(paper, created, changed): create it, or fill in the fields that are still empty here."""
-    # NO KEY: the lock ontology.services.store_facts takes; rows pointing at the paper may still be written
-    paper = Paper.objects.select_for_update(no_key=True).filter(arxiv_id=record.arxiv_id).first()
-    values = {name: getattr(record, name) for name in _FILLABLE}
-    values["page_count"] = values["page_count"] or None
-    if paper is None:
-        paper = Paper.objects.create(arxiv_id=record.arxiv_id, version=record.version, **values)
-        set_authors(paper, record.authors)
-        return paper, True, True
-    updates = {name: value for name, value in values.items() if value and not getattr(paper, name)}
-    if paper.version == 0 and record.version > 0:
-        updates["version"] = record.version
-    if updates:
-        Paper.objects.filter(pk=paper.pk).update(**updates)
-        paper.refresh_from_db()
-    if record.authors and not paper.authors.exists():
-        set_authors(paper, record.authors)
-        updates["authors"] = record.authors
-    return paper, False, bool(updates)
-
-
-def _store_outline(paper: Paper, record: PaperRecord) -> bool:
-    """The file's outline and table captions, for a paper this instance has not parsed itself."""
-    changed = False
-    if record.sections and not paper.sections.exists():
-        Section.objects.bulk_create([
-            Section(paper=paper, order=i, number=s.number, title=s.title, page_start=s.page_start, page_end=s.page_end)
-            for i, s in enumerate(record.sections)
-        ])
-        changed = True
-    if record.tables and not paper.tables.exists():
-        Table.objects.bulk_create([
-            Table(paper=paper, order=i, page=t.page, caption=t.caption, n_rows=t.n_rows, n_cols=t.n_cols, cells=[])
-            for i, t in enumerate(record.tables)
-        ])
-        changed = True
-    if record.read_from_pdf and paper.status in _NOT_READ:
-        Paper.objects.filter(pk=paper.pk).update(status=Paper.Status.EXTRACTED, failure_stage="", failure_reason="")
-        paper.status = Paper.Status.EXTRACTED
-        changed = True
-    return changed
-
-
 def import_paper(record: PaperRecord, actor: str, report: ImportReport) -> None:
     """Store one paper record (one transaction; the caller catches and reports its errors)."""
     with transaction.atomic():
-        paper, created, changed = _upsert_paper(record)
-        link_code(paper, [name for url in record.code_urls for name in github_repos(url)], PaperRepo.Source.SEED)
+        values = {name: getattr(record, name) for name in _FILLABLE}
+        values["page_count"] = values["page_count"] or None
+        paper, created, filled = fill_paper(record.arxiv_id, version=record.version, values=values,
+                                            authors=record.authors)
+        changed = created or bool(filled)
+        link_code_urls(paper, record.code_urls, "seed")
         read_here = bool(paper.pdf_path)
         if not read_here:
-            changed = _store_outline(paper, record) or changed
+            changed = store_outline(paper, record.sections, record.tables, record.read_from_pdf) or changed
         touched = []
         for number, fact in enumerate(record.facts, start=1):
             try:

@@ -9,9 +9,9 @@ Output is deterministic: the same PDFs, extraction rules and `as_of` give the sa
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,15 +25,19 @@ from knowledge.records import (
     TableRecord,
     write_file,
 )
-from ontology.extraction.pipeline import TradeOffExtractor, extract_document
-from papers.links import github_repos
-from papers.pdf import ParsedPdf, parse_pdf
-from papers.pdf.document import extraction_document
-from papers.scoring.inputs import RepoInput, ScoringInput
-from papers.scoring.rules import score
-from papers.scoring.selectors import fact_input, text_parts_of
-from papers.scoring.services import card_fields, scoring_config
-from papers.services.seed import SEED_FILE
+from ontology.services import TradeOffExtractor, extract_document
+from papers.selectors import (
+    RepoInput,
+    ScoringInput,
+    card_fields,
+    fact_input,
+    github_repos,
+    score,
+    scoring_config,
+    seed_entries,
+    text_parts_of,
+)
+from papers.services import ParsedPdf, parse_pdf
 
 PACK_DIR = Path(__file__).resolve().parent / "pack"
 PACK_FILE = PACK_DIR / "knowledge-pack.v1.jsonl.gz"
@@ -41,11 +45,6 @@ PACK_ORIGIN = "knowledge pack v1"
 NOTICE = ("Facts, outlines and scores extracted by InfraWiki from the arXiv papers named in each record; "
           "quotes are short excerpts with page numbers, attributed to the paper. No PDF or full text is included.")
 _ARXIV_FILE_NAME = re.compile(r"^\d{4}\.\d{4,5}$")
-
-
-def seed_entries() -> dict[str, dict]:
-    """The bundled seed list by arXiv id: curated titles and code links for papers it names."""
-    return {entry["arxiv_id"]: entry for entry in json.loads(SEED_FILE.read_text(encoding="utf-8"))["papers"]}
 
 
 def _arxiv_id(path: Path, parsed: ParsedPdf) -> str:
@@ -63,9 +62,8 @@ def paper_record(path: Path, seed: dict, as_of: datetime, llm: TradeOffExtractor
     entry = seed.get(arxiv_id, {})
     title = entry.get("title") or parsed.title
     abstract = parsed.abstract or entry.get("abstract") or ""
-    document = extraction_document(parsed)  # the one reading of the PDF, as the pipeline hands it over
-    document.title, document.abstract = title, abstract
-    facts = extract_document(document, llm=llm).facts
+    # the one reading of the PDF, as the pipeline hands it over, under the seed list's curated title
+    facts = extract_document(replace(parsed, title=title, abstract=abstract), llm=llm).facts
     code = github_repos(entry.get("code_url") or "") or github_repos(parsed.abstract)
     card = score(ScoringInput(
         arxiv_id=arxiv_id, title=title, code_urls=tuple(f"https://github.com/{name}" for name in code),

@@ -17,7 +17,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ontology.schema import MAX_QUOTE
+from ontology.selectors import MAX_QUOTE, revision_actions
 
 FORMAT = "infrawiki-knowledge"
 FORMAT_VERSION = 1
@@ -48,10 +48,9 @@ class RevisionRecord(_Record):
     @field_validator("action")
     @classmethod
     def _known_action(cls, action: str) -> str:
-        from ontology.models import FactRevision
-
-        if action not in FactRevision.Action.values:
-            raise ValueError(f"unknown revision action {action!r}; one of {', '.join(FactRevision.Action.values)}")
+        known = revision_actions()
+        if action not in known:
+            raise ValueError(f"unknown revision action {action!r}; one of {', '.join(known)}")
         return action
 
 

@@ -6,25 +6,58 @@ chosen here. A quote that reads as prose is shown as it is. One that is figure o
 is shown as the table row it came from, as a sentence built from the table's header and cells with the
 table's page (papers.pdf.table_rows), when it matches a row of a table on its page; else as the nearest
 readable sentence of its page; else it is not shown at all: the item is left out, counted and logged.
+The pages and table rows come from the papers app, which registers its reader at start-up
+(`use_page_reader`, called from papers/apps.py): papers reads the ontology, so the ontology never imports papers.
 """
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ontology.extraction.text import is_soup, sentences, without_soup
 from ontology.schema import MAX_QUOTE
-
-if TYPE_CHECKING:
-    from papers.selectors import QuotedPage
 
 log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 # A quote is a row's when this share of its words are the row's headers and cells.
 ROW_MATCH = 0.4
+
+
+class TableRowLike(Protocol):
+    """One table row as the papers app gives it (papers.pdf.table_rows.TableRow)."""
+
+    @property
+    def sentence(self) -> str: ...
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]: ...
+
+
+@dataclass
+class QuotedPage:
+    """What a quote drawn from one page can be shown as instead: the page's text and its tables' rows."""
+
+    text: str = ""
+    rows: Sequence[TableRowLike] = field(default_factory=list)
+
+
+PageReader = Callable[[Iterable[tuple[int, int]]], dict[tuple[int, int], QuotedPage]]
+_page_reader: list[PageReader] = []
+
+
+def use_page_reader(reader: PageReader) -> None:
+    """Read pages and table rows with `reader` ((paper id, page) keys -> QuotedPage); the papers app's."""
+    _page_reader[:] = [reader]
+
+
+def _read_pages(keys: set[tuple[int, int]]) -> dict[tuple[int, int], QuotedPage]:
+    if not keys or not _page_reader:
+        return {}
+    return _page_reader[0](keys)
 
 
 def _words(text: str) -> set[str]:
@@ -108,11 +141,9 @@ def with_display_quotes(items: list[dict[str, Any]], where: Callable[[dict[str, 
                         key: str = "quote") -> list[dict[str, Any]]:
     """`items` with `item[key]` replaced by its display form (`display_quote`); `where(item)` gives the
     (paper id, page) the quote is on. Items with nothing readable to show are left out and counted in the log.
-    Reads the papers app only for quotes that need it (one call, two queries)."""
-    # Imported here: papers.services imports ontology.selectors, which imports this module.
-    from papers.selectors import quoted_pages  # noqa: PLC0415
+    Reads pages only for quotes that need it (one call of the registered reader)."""
     needs = {loc for item in items if has_soup(item.get(key) or "") and (loc := where(item)) is not None}
-    sources = quoted_pages(needs) if needs else {}
+    sources = _read_pages(needs)
     out, dropped = [], 0
     for item in items:
         loc = where(item)

@@ -15,10 +15,12 @@ from collections import defaultdict
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from ontology.embeddings import embed, embed_one
-from ontology.extraction.text import is_soup
+from ontology.extraction.text import collapse, is_soup
+from ontology.gpus import GpuVocabulary
+from ontology.gpus import vocabulary as gpu_vocabulary
 from ontology.models import (
     HIDDEN_STATUSES,
     Entity,
@@ -29,11 +31,16 @@ from ontology.models import (
     FactTechnique,
 )
 from ontology.query_terms import expand_query
-from ontology.quotes import display_quote, has_soup, readable_text, with_display_quotes
-from ontology.techniques import EVALUATES_MIN_FACTS, paper_role, techniques, techniques_in_text
+from ontology.quotes import QuotedPage, display_quote, has_soup, readable_text, with_display_quotes
+from ontology.schema import MAX_QUOTE
+from ontology.techniques import EVALUATES_MIN_FACTS, TechniqueSpec, paper_role, techniques, techniques_in_text
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
+__all__ = [  # the ontology's knowledge other apps read, besides the functions defined here
+    "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "QuotedPage", "TechniqueSpec", "collapse", "gpu_vocabulary",
+    "is_soup", "techniques", "techniques_in_text",
+]
 log = logging.getLogger(__name__)
 
 DOC_TYPES = ("fact", "passage", "section", "paper")
@@ -477,3 +484,24 @@ def parameter_index() -> list[dict[str, Any]]:
 def entity_rows() -> QuerySet[Entity]:
     """All entities by name."""
     return Entity.objects.order_by("name", "key")
+
+
+def facts_for_export(paper_ids: list[int]) -> dict[int, list[Fact]]:
+    """Every fact of these papers but superseded ones (rejected too: the receiving instance must not
+    re-create them), by paper id, by page, each with its revisions (and their users) and
+    `person_techniques`: the technique names a person linked it to. For knowledge exports."""
+    facts = (Fact.objects.filter(paper_id__in=paper_ids).exclude(status=Fact.Status.SUPERSEDED)
+             .order_by("page", "id").prefetch_related(
+                 Prefetch("revisions", queryset=FactRevision.objects.select_related("user").order_by("created_at", "id")),
+                 Prefetch("technique_links", queryset=FactTechnique.objects.select_related("technique"))))
+    by_paper: dict[int, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        fact.person_techniques = sorted(link.technique.name for link in fact.technique_links.all()
+                                        if link.linked_by == FactTechnique.LinkedBy.PERSON)
+        by_paper[fact.paper_id].append(fact)
+    return by_paper
+
+
+def revision_actions() -> list[str]:
+    """The actions a fact revision may record (create, update, verify, ...)."""
+    return list(FactRevision.Action.values)

@@ -1,6 +1,8 @@
 """Writes to the ontology: storing extractions, human review (verify, reject, edit), indexing.
 
-Called by the extract task, the API/UI views and management commands. Rules kept here:
+The one entry point for a parsed document of a stored paper is `ingest_document` (extract, validate,
+ground, store, index, record the run); `index_paper` indexes a paper whose facts are not extracted
+(yet). Called by the papers app's services, the API/UI views and management commands. Rules kept here:
 - every change to a fact is a FactRevision row (who, when, before -> after);
 - re-extraction never overwrites, deletes or duplicates a fact a person has reviewed
   (verified, rejected or edited): such facts are matched by fingerprint and by content and kept;
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db import connection, transaction
@@ -18,6 +21,9 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ontology.extraction.grounding import merge_key
+from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
+from ontology.extraction.pipeline import ExtractionResult, TradeOffExtractor, export_facts, extract_document
+from ontology.extraction.text import Document
 from ontology.models import (
     HIDDEN_STATUSES,
     Entity,
@@ -28,10 +34,15 @@ from ontology.models import (
     RejectedOutput,
     Technique,
 )
+from ontology.quotes import use_page_reader
 from ontology.schema import FactValidationError, validate_fact
-from ontology.search_index import index_facts
+from ontology.search_index import index_facts, index_paper
 from ontology.techniques import techniques, techniques_for_fact
 
+__all__ = [  # what other apps use, besides the functions defined here
+    "Document", "ExtractionResult", "FactValidationError", "LlmUnavailable", "TradeOffExtractor",
+    "default_llm_extractor", "export_facts", "extract_document", "index_facts", "index_paper", "use_page_reader",
+]
 log = logging.getLogger(__name__)
 SNAPSHOT_FIELDS = ("kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",
                    "confidence", "extractor", "status")
@@ -415,3 +426,35 @@ def finish_run(run: ExtractionRun, status: str, started: float, stats: dict | No
     run.finished_at = timezone.now()
     run.save()
     return run
+
+
+def ingest_document(paper, document: Document | Callable[[], Document], *, llm: TradeOffExtractor | None = None,
+                    use_llm: bool = False, index: bool = True) -> ExtractionRun:
+    """The ontology's one write entry point for a parsed document of a stored paper: extract its facts
+    (rules, plus `llm`, or the default LLM extractor when `use_llm`), validate and ground them, store
+    them (store_facts: reviewed facts kept, each stored fact indexed), build the paper's own search
+    entries (unless `index` is False: its parse indexed them already) and record the run.
+
+    `document` may be a function that reads it (the papers app's stored pages), so a read that fails
+    is recorded as a failed run too. LlmUnavailable leaves the run `waiting` and indexes nothing, so
+    the caller may try again with rules only; any other error leaves it `failed`. Both propagate.
+    """
+    started = time.perf_counter()
+    run = start_run(paper)
+    try:
+        parsed = document() if callable(document) else document
+        if use_llm and llm is None:
+            llm = default_llm_extractor()
+        result = extract_document(parsed, llm=llm)
+    except LlmUnavailable as exc:
+        finish_run(run, ExtractionRun.Status.WAITING, started, error=str(exc))
+        raise
+    except Exception as exc:
+        finish_run(run, ExtractionRun.Status.FAILED, started, error=str(exc))
+        raise
+    counts = store_facts(paper, result.facts)
+    rejected = record_rejected_outputs(paper, result.rejected)
+    index_facts(list(Fact.objects.filter(paper=paper, document__isnull=True).exclude(status__in=HIDDEN_STATUSES)))
+    if index:
+        index_paper(paper)
+    return finish_run(run, ExtractionRun.Status.DONE, started, stats=result.stats, counts=counts, rejected=rejected)

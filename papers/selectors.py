@@ -5,8 +5,8 @@ then the page and API reads.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,6 +14,9 @@ from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from ontology.selectors import QuotedPage
+from papers.arxiv_ids import URL_PATTERN as ARXIV_ID_URL_PATTERN
+from papers.links import github_repos
 from papers.models import (
     CodeRepo,
     IdentityConflict,
@@ -27,9 +30,18 @@ from papers.models import (
 from papers.models.digest import Subscription
 from papers.models.paper import READ_STATUSES
 from papers.models.scoring import Score
-from papers.pdf.table_rows import TableRow, table_rows
-from papers.scoring.rules import SUBSCORE_MAXIMA
+from papers.pdf.table_rows import table_rows
+from papers.scoring.inputs import RepoInput, ScoringInput
+from papers.scoring.rules import HIGH_COST, HIGH_VALUE, SUBSCORE_MAXIMA, score
+from papers.scoring.selectors import fact_input, text_parts_of
+from papers.scoring.services import card_fields, scoring_config
 from papers.services.reachability import ARXIV, health, waiting_for_pdf
+from papers.services.seed import SEED_FILE
+
+__all__ = [  # the papers app's knowledge other apps read, besides the functions defined here
+    "ARXIV_ID_URL_PATTERN", "HIGH_COST", "HIGH_VALUE", "RepoInput", "ScoringInput", "card_fields", "fact_input", "github_repos", "score",
+    "scoring_config", "text_parts_of",
+]
 
 # The reads other apps and the pipeline use, and the pipeline's status counts.
 
@@ -45,6 +57,12 @@ def paper_list(*, status: str | None = None, search: str | None = None, limit: i
     return papers[:limit] if limit else papers
 
 
+def papers_by_id(arxiv_ids: list[str] | None = None) -> QuerySet[Paper]:
+    """The papers with these arXiv ids (every paper when None), in id order (reindexing, exports)."""
+    papers = Paper.objects.order_by("arxiv_id")
+    return papers.filter(arxiv_id__in=arxiv_ids) if arxiv_ids is not None else papers
+
+
 def paper_detail(arxiv_id: str) -> Paper | None:
     """One paper by arXiv id with authors, sections, tables, repos and pipeline events prefetched."""
     return (
@@ -58,16 +76,9 @@ def paper_detail(arxiv_id: str) -> Paper | None:
     )
 
 
-@dataclass
-class QuotedPage:
-    """What a quote drawn from one page can be shown as instead: the page's text and its tables' rows as sentences."""
-
-    text: str = ""
-    rows: list[TableRow] = field(default_factory=list)
-
-
 def quoted_pages(keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], QuotedPage]:
-    """The stored text and table rows (papers.pdf.table_rows) of each (paper id, page number). Two queries."""
+    """The stored text and table rows (papers.pdf.table_rows) of each (paper id, page number): what
+    ontology.quotes shows instead of a quote of table text (registered in papers/apps.py). Two queries."""
     wanted = set(keys)
     out = {key: QuotedPage() for key in wanted}
     if not wanted:
@@ -244,3 +255,31 @@ def subscription_for_user(user: Any) -> Subscription | None:
     """The digest subscription of a signed-in user: the one with their email address, if any."""
     email = (getattr(user, "email", "") or "").strip().lower()
     return Subscription.objects.filter(email=email).first() if email else None
+
+
+def repo_production_signals() -> list[tuple[str, list[dict[str, Any]]]]:
+    """(repository, its production signals) for every crawled repository that has any (the advisor's
+    diagnose reads the issue titles)."""
+    return [(name, list(signals or [])) for name, signals in
+            CodeRepo.objects.exclude(production_signals=[]).values_list("full_name", "production_signals")]
+
+
+def seed_entries() -> dict[str, dict[str, Any]]:
+    """The bundled seed list (papers/seed/papers.json) by arXiv id: curated titles and code links."""
+    return {entry["arxiv_id"]: entry for entry in json.loads(SEED_FILE.read_text(encoding="utf-8"))["papers"]}
+
+
+def export_papers(papers: QuerySet[Paper] | None = None) -> QuerySet[Paper]:
+    """`papers` (every paper when None) in arXiv-id order, with what a knowledge export reads
+    prefetched: authors in order, sections, tables, the latest score (`latest_scores`)."""
+    papers = Paper.objects.all() if papers is None else papers
+    return papers.order_by("arxiv_id").prefetch_related(
+        Prefetch("paperauthor_set", queryset=PaperAuthor.objects.select_related("author").order_by("position")),
+        "sections", "tables",
+        Prefetch("scores", queryset=Score.objects.filter(is_latest=True), to_attr="latest_scores"),
+    )
+
+
+def read_from_pdf(paper: Paper) -> bool:
+    """Whether the paper's PDF was read (here, or by the instance its knowledge came from)."""
+    return bool(paper.pdf_path) or paper.status == Paper.Status.EXTRACTED

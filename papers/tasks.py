@@ -23,7 +23,7 @@ from celery import chain, shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from ontology.extraction.llm import LlmUnavailable
+from ontology.services import LlmUnavailable
 from papers.clients.download import DownloadError
 from papers.clients.github import RateLimited
 from papers.digest.tasks import send_digests_task

@@ -1,7 +1,7 @@
 """`{{ engine_id|engine_name }}`: pages show an engine as people write it ("vLLM"), not by its catalog id."""
 from django import template
 
-from advisor.profiles import engine_label
+from advisor.selectors import engine_label
 
 register = template.Library()
 

@@ -14,9 +14,9 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from advisor import catalog as advisor_catalog
+from advisor import selectors as advisor_selectors
 from advisor import services as advisor_services
-from advisor.validation import AdvisorInputError
+from advisor.services import AdvisorInputError
 from frontend.charts import latency_groups, memory_segments
 from frontend.forms import AdvisorForm
 
@@ -57,7 +57,7 @@ def advisor_result(request: HttpRequest) -> HttpResponse:
         text = f"{exc.error} — {exc.hint}" if getattr(exc, "hint", None) else str(exc.error)
         form.add_error(None, _in_form_words(text, form))
         return render(request, "frontend/advisor_form.html", {"form": form}, status=400)
-    gpu = advisor_catalog.gpus().get((result.get("input") or {}).get("gpu_id", ""))
+    gpu = advisor_selectors.gpus().get((result.get("input") or {}).get("gpu_id", ""))
     gpu_gib = gpu.memory_gib if gpu else None
     for rec in result.get("recommendations", []):
         estimates = rec.get("estimates") or {}

@@ -14,7 +14,7 @@ from django.utils import timezone
 from frontend.charts import value_matrix_chart
 from ontology import selectors as ontology_selectors
 from papers import selectors as paper_selectors
-from papers.scoring.rules import HIGH_COST, HIGH_VALUE
+from papers.selectors import HIGH_COST, HIGH_VALUE
 
 
 def _pipeline_context() -> dict:

@@ -6,7 +6,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from advisor.applicability import applicability
+from advisor.selectors import applicability
 from frontend.views.setup import SESSION_KEY, SetupForm, saved_setup
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors

@@ -13,15 +13,13 @@ from django.views.decorators.http import require_POST
 
 from frontend.forms import FactEditForm
 from frontend.views.next_url import next_url
-from frontend.views.upload import queue_extraction
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
-from ontology.schema import FactValidationError
-from ontology.services import StaleFact
-from ontology.techniques import techniques
+from ontology.selectors import techniques
+from ontology.services import FactValidationError, StaleFact
 from papers import selectors as paper_selectors
-from papers.services.identity import AcceptRefused, accept_held_pdf
+from papers.services import AcceptRefused, accept_held_pdf, queue_extraction
 
 PAGE_SIZE = 20
 

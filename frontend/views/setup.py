@@ -1,6 +1,6 @@
 """The saved setup (POST /setup/): a person's GPU, count, CUDA, engine and version, model and workload,
 so every paper page can say whether the paper applies to it (advisor.applicability). A signed-in
-person's setup is kept with their account (advisor.models.SavedSetup) and follows them to any
+person's setup is kept with their account (advisor.services.save_setup) and follows them to any
 browser; an anonymous visitor's lives in their session until it ends."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from django import forms
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.views.decorators.http import require_POST
 
-from advisor.models import SavedSetup
+from advisor import selectors as advisor_selectors
+from advisor import services as advisor_services
 from frontend.views.next_url import next_url
 
 SESSION_KEY = "saved_setup"
@@ -38,8 +39,8 @@ class SetupForm(forms.Form):
 def saved_setup(request: HttpRequest) -> dict[str, Any] | None:
     """The setup this visitor saved (with their account when signed in, else in the session), or None."""
     if request.user.is_authenticated:
-        kept = SavedSetup.objects.filter(user=request.user).values_list("setup", flat=True).first()
-        if isinstance(kept, dict):
+        kept = advisor_selectors.saved_setup(request.user)
+        if kept is not None:
             return kept
     setup = request.session.get(SESSION_KEY)
     return setup if isinstance(setup, dict) else None
@@ -52,13 +53,13 @@ def save_setup(request: HttpRequest) -> HttpResponse:
     if request.POST.get("clear"):
         request.session.pop(SESSION_KEY, None)
         if request.user.is_authenticated:
-            SavedSetup.objects.filter(user=request.user).delete()
+            advisor_services.forget_setup(request.user)
         return HttpResponseRedirect(back)
     form = SetupForm(request.POST)
     if form.is_valid():
         setup = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
         if request.user.is_authenticated:
-            SavedSetup.objects.update_or_create(user=request.user, defaults={"setup": setup})
+            advisor_services.save_setup(request.user, setup)
         else:
             request.session[SESSION_KEY] = setup
         return HttpResponseRedirect(back + "#applies")

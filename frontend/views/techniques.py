@@ -9,12 +9,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from advisor import profiles
-from advisor.diagnose import MAX_QUERY_CHARS, DiagnoseInputError, diagnose
+from advisor.selectors import MAX_QUERY_CHARS, DiagnoseInputError, diagnose, technique_flags
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
 from ontology import services as ontology_services
-from ontology.schema import FactValidationError
+from ontology.services import FactValidationError
 
 
 @require_http_methods(["GET", "POST"])
@@ -40,7 +39,7 @@ def technique_page(request: HttpRequest, name: str) -> HttpResponse:
     wiki = ontology_selectors.technique_wiki(name)
     if wiki is None:
         raise Http404(f"No technique {name!r}")
-    return render(request, "frontend/technique_detail.html", {**wiki, "flags": profiles.technique_flags(name)})
+    return render(request, "frontend/technique_detail.html", {**wiki, "flags": technique_flags(name)})
 
 
 @require_POST

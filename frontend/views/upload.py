@@ -19,11 +19,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from frontend.forms import PdfUploadForm
 from infrawiki.permissions import is_editor
-from papers.services.imports import import_pdf
+from papers.services import import_pdf, queue_extraction
 
 _STALE_SPOOL_S = 3600  # far past any upload's life (PDF_PARSE_TIMEOUT_S, gunicorn's 60 s)
 
@@ -38,17 +37,6 @@ def _sweep(spool: Path) -> None:
                 leftover.unlink()
         except FileNotFoundError:
             continue  # another request swept it first
-
-
-def queue_extraction(paper_id: int) -> bool:
-    """Queue the stored paper's extraction; False when the broker cannot be reached."""
-    from papers.tasks import extract_paper_task
-
-    try:
-        extract_paper_task.delay(paper_id)
-    except BrokerUnavailable:
-        return False
-    return True
 
 
 @login_required

@@ -18,7 +18,7 @@ from ontology.extraction.improvements import extract_improvements, paper_topic_s
 from ontology.extraction.rules import RULES, apply_rules
 from ontology.extraction.statements import STATEMENT_RULES
 from ontology.extraction.subjects import paper_subject
-from ontology.extraction.text import PdfDocument, sentences
+from ontology.extraction.text import Document, sentences
 from ontology.extraction.tradeoffs import TradeOffCandidate, rule_trade_offs, trade_off_candidates
 from ontology.schema import FactValidationError, validate_fact
 from ontology.units import format_number
@@ -84,7 +84,7 @@ def export_facts(facts: list[dict]) -> list[dict]:
     return [{**{name: fact.get(name) for name in FACT_FIELDS}, "value": export_value(fact)} for fact in facts]
 
 
-def extract_document(document: PdfDocument, llm: TradeOffExtractor | None = None, llm_top_n: int = 6) -> ExtractionResult:
+def extract_document(document: Document, llm: TradeOffExtractor | None = None, llm_top_n: int = 6) -> ExtractionResult:
     """All grounded, validated, merged facts of one document (and what was rejected, and timings)."""
     started = time.perf_counter()
     subject = paper_subject(document.title, document.abstract or document.page_texts[0][:3000],

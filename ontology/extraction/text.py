@@ -1,7 +1,8 @@
-"""The extraction input (`PdfDocument`) and its sentences, in the form quotes are checked against.
+"""The extraction input (`Document`, the fields of a parse it reads) and its sentences, in the form
+quotes are checked against.
 
-Runs at the start of every extraction. The papers app builds the document from its one parse of a
-PDF; page text is PyMuPDF's `page.get_text()` with whitespace collapsed (the form FACTS_FORMAT.md
+Runs at the start of every extraction. The papers app hands over its one parse of a PDF (or one
+rebuilt from what the parse stored); page text is PyMuPDF's `page.get_text()` with whitespace collapsed (the form FACTS_FORMAT.md
 quotes use). Extractors match patterns on a de-hyphenated copy
 ("inter- nal" -> "internal") but every quote is cut from the original text through an offset map,
 so a quote is always an exact span of the page.
@@ -9,7 +10,9 @@ so a quote is always an exact span of the page.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from ontology.schema import MAX_QUOTE
 
@@ -23,35 +26,63 @@ def collapse(text: str) -> str:
     return re.sub(r"\s+", " ", text or "").strip()
 
 
-@dataclass
-class DocSection:
-    """One section of the outline: its heading and the 1-based pages it spans."""
+class DocumentSection(Protocol):
+    """One section of the outline: its heading, the 1-based pages it spans, and its text."""
 
-    title: str
-    page_start: int
-    page_end: int
+    @property
+    def title(self) -> str: ...
+    @property
+    def page_start(self) -> int: ...
+    @property
+    def page_end(self) -> int: ...
+    @property
+    def text(self) -> str: ...
 
 
-@dataclass
-class DocTable:
+class DocumentTable(Protocol):
     """One table: the 1-based page it is on, its caption, and its cells row by row."""
 
-    page: int
-    caption: str
-    rows: list[list[str]] = field(default_factory=list)
+    @property
+    def page(self) -> int: ...
+    @property
+    def caption(self) -> str: ...
+    @property
+    def cells(self) -> list[list[str]]: ...
 
 
-@dataclass
-class PdfDocument:
-    """What extraction needs from a PDF: page texts in quote form, title/abstract if known, and the
-    outline and tables when the papers app has parsed the PDF (empty for a bare page-text load)."""
+class DocumentCaption(Protocol):
+    """One figure or table caption: kind ("figure"/"table"), label ("Table 1"), page, text."""
 
-    page_texts: list[str]
-    title: str = ""
-    abstract: str = ""
-    arxiv_id: str | None = None
-    sections: list[DocSection] = field(default_factory=list)
-    tables: list[DocTable] = field(default_factory=list)
+    @property
+    def kind(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def page(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+
+
+class Document(Protocol):
+    """What extraction reads from a parsed PDF: page texts in quote form, title and abstract, the
+    arXiv id if the PDF carries one, and the outline, tables and captions (empty for a bare page-text
+    load). The papers app's parse result (`ParsedPdf`) is the one shape that satisfies it; the
+    ontology names only the fields it reads, so it does not import the papers app."""
+
+    @property
+    def page_texts(self) -> list[str]: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def abstract(self) -> str: ...
+    @property
+    def arxiv_id(self) -> str | None: ...
+    @property
+    def sections(self) -> Sequence[DocumentSection]: ...
+    @property
+    def tables(self) -> Sequence[DocumentTable]: ...
+    @property
+    def captions(self) -> Sequence[DocumentCaption]: ...
 
 
 @dataclass

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ontology.gpus import vocabulary as gpu_vocabulary
-from ontology.schema import MAX_QUOTE
+from ontology.selectors import MAX_QUOTE, gpu_vocabulary
 
 _SETUP = re.compile(
     r"\b(experiments?|evaluat\w*|conduct\w*|testbed|equipped|each node|nodes?\b|cluster|setup|configured|"

@@ -1,6 +1,9 @@
 """The parse result: plain dataclasses, no Django, so workers, benchmarks and the ontology can share it.
 
-Built once per PDF by `papers.pdf.parse_pdf`; stored by `papers.services.ingest_pdf`.
+Built once per PDF by `papers.pdf.parse_pdf`; stored by `papers.services.ingest_pdf`, and handed as it
+is to the ontology's extraction (which reads it through its own `Document` protocol). A paper whose
+parse was stored is rebuilt in this shape from its rows (papers.services.extraction.stored_document);
+a bare page-text load is `ParsedPdf.from_pages`.
 """
 from __future__ import annotations
 
@@ -60,6 +63,12 @@ class ParsedPdf:
     doi: str | None = None  # the PDF's own DOI: XMP metadata, or printed as a DOI on page 1 before references
     outline_used: bool = False
     warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_pages(cls, page_texts: list[str], title: str = "", abstract: str = "") -> ParsedPdf:
+        """The shape of a parse for text that comes without an outline (tests, stored page texts alone)."""
+        return cls(title=title, abstract=abstract, sections=[], tables=[], captions=[], environment={},
+                   page_texts=list(page_texts), page_count=len(page_texts))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

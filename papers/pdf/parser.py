@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pymupdf
 
-from ontology.extraction.text import collapse
+from ontology.selectors import collapse
 from papers.cleaning import clean_text
 from papers.pdf.environment import find_environment
 from papers.pdf.identifiers import margin_stamp, own_doi

@@ -15,10 +15,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from papers.events import record_event
 from papers.models import Paper, Score
 from papers.scoring.rules import Scorecard, ScoringConfig, score
 from papers.scoring.selectors import scoring_input
-from papers.services.events import record_event
 
 log = logging.getLogger(__name__)
 

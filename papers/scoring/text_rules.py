@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ontology.gpus import vocabulary as gpu_vocabulary
+from ontology.selectors import gpu_vocabulary
 from papers.scoring.inputs import TextPart
 
 # Named public or production request traces and datasets used to drive serving experiments.

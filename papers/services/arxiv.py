@@ -13,12 +13,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ontology.search_index import index_paper
+from ontology.services import index_paper
 from papers import arxiv_ids
 from papers.clients.arxiv import ArxivError, make_client, read_atom_file, search_pages
+from papers.events import record_event
 from papers.links import github_repos
 from papers.models import Author, CodeRepo, Paper, PaperAuthor, PaperRepo
-from papers.services.events import record_event
 
 
 @dataclass
@@ -60,6 +60,11 @@ def link_code(paper: Paper, full_names: list[str], source: str) -> list[CodeRepo
         PaperRepo.objects.get_or_create(paper=paper, repo=repo, defaults={"source": source})
         repos.append(repo)
     return repos
+
+
+def link_code_urls(paper: Paper, urls: list[str], source: str) -> list[CodeRepo]:
+    """Link `paper` to every GitHub repo the URLs name (link_code by URL: a knowledge file's code links)."""
+    return link_code(paper, [name for url in urls for name in github_repos(url)], source)
 
 
 class EntryError(ValueError):

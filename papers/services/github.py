@@ -18,11 +18,11 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from ontology import gpus
+from ontology.selectors import gpu_vocabulary
 from papers.clients.github import GithubClient, GithubError, GithubResponse, RateLimited
+from papers.events import record_event
 from papers.links import arxiv_ids
 from papers.models import CodeRepo, Paper, PaperRepo
-from papers.services.events import record_event
 
 # The issue search's query (GitHub's search syntax, so a few words, not the whole vocabulary).
 SIGNAL_QUERY = '"out of memory" OR OOM OR A100 OR H100'
@@ -31,13 +31,13 @@ SIGNAL_QUERY = '"out of memory" OR OOM OR A100 OR H100'
 @cache
 def _signal() -> re.Pattern[str]:
     """Issue titles/bodies that show people run the code for real: memory blow-ups, CUDA errors,
-    production, or a GPU model of the one vocabulary (ontology.gpus)."""
-    gpu = gpus.vocabulary().word_pattern()
+    production, or a GPU model of the one vocabulary (ontology.selectors.gpu_vocabulary)."""
+    gpu = gpu_vocabulary().word_pattern()
     return re.compile(rf"out of memory|\bOOM\b|CUDA error|{gpu}|in production", re.IGNORECASE)
 
 
 def _signal_word(text: str) -> str:
-    return gpus.vocabulary().canonical(text) or ("OOM" if text.upper() == "OOM" else text.lower())
+    return gpu_vocabulary().canonical(text) or ("OOM" if text.upper() == "OOM" else text.lower())
 
 
 @dataclass

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from ontology import selectors as ontology_selectors
-from ontology.search_index import index_paper
+from ontology.services import index_paper
 from papers.arxiv_ids import NEW_STYLE
+from papers.events import record_event
 from papers.models import IdentityConflict, Paper, PaperPage, Section, Table
 from papers.pdf import ParsedPdf
-from papers.services.events import record_event
 
 _IN_FILE_NAME = re.compile(rf"(?<![\d.])({NEW_STYLE})(?:v\d+)?(?![\d])")
 _IN_TEXT = re.compile(rf"arXiv\s*:?\s*({NEW_STYLE})(?![\d])", re.IGNORECASE)

@@ -2,19 +2,20 @@
 
 Used by `import_pdfs` and the upload form. Each PDF goes through the same steps as the pipeline:
 identity (papers.services.identity: stamp, DOI, title), one bounded parse stored as pages, sections
-and tables (indexed), then extraction of the stored pages. A file already stored (same sha256) is
-skipped; a bad file is reported with its reason and the others carry on.
+and tables, then that parse handed to the ontology once (ontology.services.ingest_document: extract,
+store, index). A file already stored (same sha256) is skipped; a bad file is reported with its reason
+and the others carry on.
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
-from ontology.extraction.pipeline import TradeOffExtractor
-from papers.models import Paper
+from celery import current_app
+from kombu.exceptions import OperationalError as BrokerUnavailable
+
+from ontology.services import LlmUnavailable, TradeOffExtractor, default_llm_extractor
 from papers.pdf import PdfError
 from papers.services.extraction import ExtractionFailed, extract_paper
 from papers.services.pdfs import StorageError, ingest_pdf_file
@@ -68,29 +69,36 @@ def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None 
     """Store and (unless `extract` is False: the caller queues it) extract one PDF; never raises for a
     bad file (the outcome says what happened). `file_name` is the name a person gave the file."""
     try:
-        sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as exc:
-        return Imported(path, "failed", reason=f"the file cannot be read: {exc.strerror or exc}")
-    stored = Paper.objects.filter(pdf_sha256=sha).first()
-    if stored is not None:
-        return Imported(path, "duplicate", stored.arxiv_id, stored.pk)
-    try:
-        ingested = ingest_pdf_file(path, file_name=file_name)
+        ingested = ingest_pdf_file(path, file_name=file_name, index=not extract, skip_stored=True)
     except (PdfError, StorageError) as exc:
         return Imported(path, "failed", reason=exc.reason)
     paper = ingested.paper
-    if ingested.parsed is None:  # the same bytes were stored meanwhile (another upload of this file)
+    if ingested.parsed is None:  # these bytes are stored already (before, or by another upload meanwhile)
         return Imported(path, "duplicate", paper.arxiv_id, paper.pk)
     note = f"conflict: {ingested.identity.note()}" if ingested.identity and ingested.identity.held else ""
     if not extract:
         return Imported(path, "stored", paper.arxiv_id, paper.pk, reason=note)
     try:
         try:
-            run = extract_paper(paper.pk, llm=llm, use_llm=llm is not None)
+            run = extract_paper(paper.pk, llm=llm, use_llm=False, document=ingested.parsed, index=True)
         except LlmUnavailable:
-            run = extract_paper(paper.pk, use_llm=False)
+            run = extract_paper(paper.pk, use_llm=False, document=ingested.parsed, index=True)
             note = "; ".join(filter(None, [note, "LLM server went away, rule extractors only"]))
     except ExtractionFailed as exc:
         return Imported(path, "failed", paper.arxiv_id, paper.pk, reason=f"stored, but extraction failed: {exc}")
     return Imported(path, "stored", paper.arxiv_id, paper.pk, run.facts_created + run.facts_updated + run.facts_kept,
                     note)
+
+
+EXTRACT_TASK = "papers.tasks.extract_paper_task"
+
+
+def queue_extraction(paper_id: int) -> bool:
+    """Queue the stored paper's extraction (the upload form, an accepted held PDF); False when the
+    broker cannot be reached. The task is looked up by name in the Celery app (papers.tasks imports
+    these services, so they cannot import it back)."""
+    try:
+        current_app.tasks[EXTRACT_TASK].delay(paper_id)
+    except BrokerUnavailable:
+        return False
+    return True

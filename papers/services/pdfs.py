@@ -1,5 +1,5 @@
-"""PDF steps of the pipeline: download (safely), store by sha256, parse into pages, sections and
-tables, index for search.
+"""PDF steps of the pipeline: download (safely), store by sha256 (the file is hashed once), parse
+into pages, sections and tables, index for search (ontology.services.index_paper).
 
 Called by the Celery tasks (download_pdf_task, parse_pdf_task), `ingest_pdf` and `import_pdfs`. Idempotent:
 a PDF is stored once per sha256, and a paper already parsed from the same sha256 is not parsed
@@ -17,7 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection, transaction
 
-from ontology.search_index import index_paper
+from ontology.services import index_paper
 from papers import arxiv_ids
 from papers.clients.download import DownloadError, DownloadPolicy, fetch_pdf
 from papers.links import github_repos
@@ -25,8 +25,8 @@ from papers.models import Paper, PaperPage, PaperRepo, Section, Table
 from papers.pdf import ParsedPdf, PdfError
 from papers.pdf.bounded import ParseLimits, parse_bounded
 from papers.services.arxiv import link_code
-from papers.services.events import advance_paper, fail_paper
 from papers.services.identity import Identity, identify, record_conflicts
+from papers.services.lifecycle import advance_paper, fail_paper, fill_paper
 
 _PARSED_OR_LATER = {Paper.Status.PARSED, Paper.Status.EXTRACTING, Paper.Status.WAITING, Paper.Status.EXTRACTED}
 
@@ -45,9 +45,10 @@ class StorageError(Exception):
         self.reason = reason
 
 
-def store_pdf(content: bytes) -> tuple[str, Path]:
-    """Write `content` under DATA_DIR/pdfs/<sha256>.pdf (atomically, once); returns (sha256, path)."""
-    sha = hashlib.sha256(content).hexdigest()
+def store_pdf(content: bytes, sha: str | None = None) -> tuple[str, Path]:
+    """Write `content` under DATA_DIR/pdfs/<sha256>.pdf (atomically, once); returns (sha256, path).
+    `sha` is the content's sha256 when the caller has computed it already (the file is hashed once)."""
+    sha = sha or hashlib.sha256(content).hexdigest()
     target = pdf_dir() / f"{sha}.pdf"
     if target.exists():
         return sha, target
@@ -105,8 +106,9 @@ def download_paper_pdf(paper: Paper) -> bool:
 
 
 def save_parsed(paper: Paper, parsed: ParsedPdf, sha: str, path: Path) -> None:
-    """Replace the paper's pages, sections and tables with `parsed`, mark it parsed and index it for
-    search, in one transaction (so a stored PDF is searchable the moment it is stored)."""
+    """Replace the paper's pages, sections and tables with `parsed` and mark it parsed, in one
+    transaction. Its search entries are the caller's step (built once: at once when nothing else
+    follows, after extraction when that comes next)."""
     with transaction.atomic():
         PaperPage.objects.filter(paper=paper).delete()
         Section.objects.filter(paper=paper).delete()
@@ -132,11 +134,11 @@ def save_parsed(paper: Paper, parsed: ParsedPdf, sha: str, path: Path) -> None:
                       pdf_sha256=sha, pdf_path=str(path), page_count=parsed.page_count,
                       environment=parsed.environment, **extra)
         link_code(paper, github_repos(parsed.abstract), PaperRepo.Source.PDF)
-        index_paper(paper)
 
 
 def parse_paper_pdf(paper: Paper) -> ParsedPdf | None:
-    """Parse the stored PDF of `paper`; None on a permanent failure (recorded on the paper)."""
+    """Parse the stored PDF of `paper` and index it for search in the same transaction (searchable the
+    moment it is stored); None on a permanent failure (recorded on the paper)."""
     path = Path(paper.pdf_path)
     if not paper.pdf_path or not path.exists():
         fail_paper(paper, "parse", f"the stored PDF {paper.pdf_path or '(none)'} is missing; download it again")
@@ -146,7 +148,9 @@ def parse_paper_pdf(paper: Paper) -> ParsedPdf | None:
     except PdfError as exc:
         fail_paper(paper, "parse", exc.reason)
         return None
-    save_parsed(paper, parsed, paper.pdf_sha256 or hashlib.sha256(path.read_bytes()).hexdigest(), path)
+    with transaction.atomic():
+        save_parsed(paper, parsed, paper.pdf_sha256 or hashlib.sha256(path.read_bytes()).hexdigest(), path)
+        index_paper(paper)
     return parsed
 
 
@@ -174,16 +178,22 @@ def _lock_identities() -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtext('papers_identity'))")
 
 
-def _stored_as(sha: str, arxiv_id: str | None) -> Paper | None:
-    existing = Paper.objects.filter(pdf_sha256=sha, status__in=_PARSED_OR_LATER)
+def _stored_as(sha: str, arxiv_id: str | None, any_status: bool) -> Paper | None:
+    existing = Paper.objects.filter(pdf_sha256=sha)
+    if not any_status:
+        existing = existing.filter(status__in=_PARSED_OR_LATER)
     if arxiv_id:
         existing = existing.filter(arxiv_id=arxiv_id)
     return existing.first()
 
 
-def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: str | None = None) -> Ingested:
+def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: str | None = None,
+                    index: bool = True, skip_stored: bool = False) -> Ingested:
     """Parse (papers.pdf.bounded: capped and time-limited) and store a local PDF as the paper it is
-    (papers.services.identity decides which).
+    (papers.services.identity decides which), indexed for search in the same transaction unless
+    `index` is False (the caller extracts next, and ontology.services.ingest_document indexes it once).
+    The same bytes stored before are not ingested again: already parsed, or with `skip_stored` held by
+    any paper at all (`import_pdfs` skips those as duplicates).
 
     Raises PdfError for a bad file and arxiv_ids.ArxivIdError for a bad `arxiv_id`; then nothing stored changes
     and no file is left behind. The same file ingested twice, even at the same moment, is parsed into
@@ -196,26 +206,28 @@ def ingest_pdf_file(path: str | Path, arxiv_id: str | None = None, file_name: st
     except OSError as exc:
         raise PdfError(f"the file cannot be read: {exc.strerror or exc}") from exc
     sha = hashlib.sha256(content).hexdigest()
-    existing = _stored_as(sha, arxiv_id)
+    existing = _stored_as(sha, arxiv_id, skip_stored)
     if existing is not None:
         return Ingested(existing, None)
     started = time.perf_counter()
     parsed = parse_bounded(path, parse_limits())
     parse_s = time.perf_counter() - started
     file_existed = (pdf_dir() / f"{sha}.pdf").exists()
-    _, stored = store_pdf(content)
+    _, stored = store_pdf(content, sha)
     try:
         with transaction.atomic():
             _lock_identities()
-            existing = _stored_as(sha, arxiv_id)
+            existing = _stored_as(sha, arxiv_id, skip_stored)
             if existing is not None:  # stored by a concurrent call while this one parsed
                 return Ingested(existing, None)
             identity = identify(parsed, sha, file_name or path.name, arxiv_id)
             # The stamp's version travels with the PDF, also onto a held copy (taken over if accepted).
             version = parsed.arxiv_version or 0
-            paper = identity.paper or Paper.objects.create(
-                arxiv_id=identity.new_key, title=parsed.title or "(untitled PDF)", version=version)
+            paper = identity.paper or fill_paper(identity.new_key, version=version,
+                                                 values={"title": parsed.title or "(untitled PDF)"})[0]
             save_parsed(paper, parsed, sha, stored)
+            if index:
+                index_paper(paper)
             if version > paper.version and identity.source == "stamp":
                 Paper.objects.filter(pk=paper.pk).update(version=version)
                 paper.version = version

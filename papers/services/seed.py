@@ -13,10 +13,11 @@ from pathlib import Path
 
 from django.db import transaction
 
-from ontology.search_index import index_paper
+from ontology.services import index_paper
 from papers.links import github_repos
 from papers.models import Paper, PaperRepo
 from papers.services.arxiv import link_code
+from papers.services.lifecycle import fill_paper
 
 SEED_FILE = Path(__file__).resolve().parent.parent / "seed" / "papers.json"
 
@@ -34,25 +35,21 @@ def load_seed(path: Path = SEED_FILE) -> SeedReport:
     report = SeedReport()
     changed: list[Paper] = []
     with transaction.atomic():
-        existing = {p.arxiv_id: p for p in Paper.objects.filter(arxiv_id__in=[e["arxiv_id"] for e in entries])}
         for entry in entries:
-            paper = existing.get(entry["arxiv_id"])
             code = github_repos(entry.get("code_url") or "")
-            if paper is None:
-                paper = Paper.objects.create(
-                    arxiv_id=entry["arxiv_id"], version=0, title=entry["title"], abstract=entry.get("abstract") or "",
-                    pdf_url=f"https://arxiv.org/pdf/{entry['arxiv_id']}",
-                    code_urls=[f"https://github.com/{name}" for name in code],
-                )
+            paper, created, filled = fill_paper(entry["arxiv_id"], version=0, values={
+                "title": entry["title"], "abstract": entry.get("abstract") or "",
+                "pdf_url": f"https://arxiv.org/pdf/{entry['arxiv_id']}",
+                "code_urls": [f"https://github.com/{name}" for name in code],
+            })
+            if created:
                 report.created += 1
-                changed.append(paper)
-            elif not paper.abstract and entry.get("abstract"):
-                Paper.objects.filter(pk=paper.pk).update(abstract=entry["abstract"])
-                paper.abstract = entry["abstract"]
+            elif filled:
                 report.filled += 1
-                changed.append(paper)
             else:
                 report.unchanged += 1
+            if filled:
+                changed.append(paper)
             link_code(paper, code, PaperRepo.Source.SEED)
         for paper in changed:
             index_paper(paper)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.error_text import engine_of
+from advisor.error_text import engine_of, looks_like_a_log
 
 LOGS = [
     ('File "/usr/local/lib/python3.10/site-packages/vllm/worker/worker.py", line 150, in determine_num_available_blocks',
@@ -33,6 +33,19 @@ LOGS = [
     ("/app/tensorrt_llm/benchmarks/cpp/gptSessionBenchmark --engine_dir ./engine", "tensorrt-llm"),
     ("llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'llama4'",
      "llama.cpp"),
+    # Wrappers read as the engine they embed: a library only that engine loads, or the wrapper's own runner.
+    ("[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create line=187", "sglang"),
+    ("Error: llama runner process has terminated: exit status 2", "llama.cpp"),
+    ("ollama serve: time=2025-01-01 level=ERROR msg=\"failed to load model\"", "llama.cpp"),
+    ("koboldcpp.py: Load Text Model OK: False", "llama.cpp"),
+    ("(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:222] Error in preprocessing prompt inputs", "vllm"),
+    ("(RayWorkerWrapper pid=5123) ERROR worker_base.py:467] Error executing method determine_num_available_blocks",
+     "vllm"),
+    ("[2025-06-01 10:00:00 DP0 TP0 EP0] Scheduler hit an exception: Traceback (most recent call last):", "sglang"),
+    ("common_init_from_params: failed to create context with model 'model.gguf'", "llama.cpp"),
+    ("print_info: file type   = Q4_K - Medium\nload_tensors: offloading 32 repeating layers to GPU", "llama.cpp"),
+    ('File "/app/aphrodite/engine/aphrodite_engine.py", line 300, in _init_cache', "vllm"),
+    ("File \"/usr/lib/python3/site-packages/optimum/nvidia/models/auto.py\", line 80, in from_pretrained", "tensorrt-llm"),
 ]
 
 
@@ -43,3 +56,16 @@ def test_the_engine_is_read_from_its_own_names_in_the_log(text: str, engine: str
 
 def test_text_that_names_no_engine_is_left_unrecognised():
     assert engine_of("RuntimeError: CUDA error: an illegal memory access was encountered") is None
+
+
+@pytest.mark.parametrize("text", [
+    "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103",
+    "cudaErrorStreamCaptureUnsupported - operation not permitted when stream is capturing",
+    "CUDA_ERROR_OUT_OF_MEMORY while mapping the KV cache",
+])
+def test_a_source_file_or_a_cuda_error_code_marks_pasted_output(text: str):
+    assert looks_like_a_log(text)
+
+
+def test_a_sentence_about_a_symptom_is_not_a_log():
+    assert not looks_like_a_log("CUDA out of memory with many concurrent requests")

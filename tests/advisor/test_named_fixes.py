@@ -151,3 +151,48 @@ def test_a_flag_this_release_renamed_is_answered_with_the_name_the_launcher_sugg
     text = ("error: unexpected argument '--max-input-length' found\n\n  tip: a similar argument exists: "
             "'--max-input-tokens'")
     assert _asked(text, "tgi") == [("tgi", "max_input_length", "set")]
+
+
+def test_a_setting_that_exceeds_a_limit_is_lowered_and_a_setting_exceeded_is_raised():
+    # vllm/v1/core/... (Mamba models): more sequences than cache blocks; the opposite side is the limit to raise.
+    assert _asked("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (614).", "vllm") == [
+        ("vllm", "max_num_seqs", "lower")]
+    assert _asked("The prompt (9000 tokens) exceeds max_model_len.", "vllm") == [("vllm", "max_model_len", "raise")]
+
+
+def test_a_setting_said_to_clash_with_another_feature_is_switched_off():
+    assert _asked("llama_lora_adapter_set: flash_attn is not compatible with LoRA", "llama.cpp") == [
+        ("llama.cpp", "flash_attn", "unset")]
+    assert _asked("--enable-chunked-prefill cannot be used with prefix caching now.", "vllm") == [
+        ("vllm", "enable_chunked_prefill", "unset")]
+
+
+def test_llama_cpps_own_argument_error_names_the_flag_to_set():
+    # common/arg.cpp: the parser's error for a flag given without the value it now takes.
+    text = ('error while handling argument "--flash-attn": expected value for argument\n\nusage:\n'
+            "-fa,   --flash-attn [on|off|auto]       set Flash Attention use ('on', 'off', or 'auto', default: 'auto')")
+    assert ("llama.cpp", "flash_attn", "set") in _asked(text, "llama.cpp")
+
+
+def test_a_flag_written_as_its_documented_alias_is_read_and_answered_with_the_aliases_listed():
+    text = "Not enough VRAM: try lowering --n-gpu-layers."
+    assert _asked(text, "llama.cpp") == [("llama.cpp", "n_gpu_layers", "lower")]
+    act = actions(text, recognise(text))[0]
+    assert act["flag"] == "-ngl" and {"--n-gpu-layers", "--gpu-layers", "LLAMA_ARG_N_GPU_LAYERS"} <= set(act["aliases"])
+
+
+def test_sglangs_capture_advice_to_stop_using_torch_compile_unsets_the_switch():
+    # python/sglang/srt/model_executor/cuda_graph_runner.py: the possible solutions of a failed capture.
+    text = ("Exception: Capture cuda graph failed: CUDA error Possible solutions: 1. set --mem-fraction-static to a "
+            "smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller value (e.g., 16) 3. disable "
+            "torch compile by not using --enable-torch-compile 4. disable cuda graph by --disable-cuda-graph.")
+    assert ("sglang", "enable_torch_compile", "unset") in _asked(text, "sglang")
+
+
+def test_a_feature_written_in_words_that_clashes_with_another_is_switched_off_by_its_own_switch():
+    # vllm-openvino / vllm config checks: two features that cannot run together.
+    assert _asked("RuntimeError('chunked prefill cannot be used with prefix caching now.')", "vllm") == [
+        ("vllm", "enable_chunked_prefill", "unset")]
+    assert _asked("custom all-reduce is not supported with more than 8 GPUs", "sglang") == [
+        ("sglang", "disable_custom_all_reduce", "set")]
+    assert _asked("Chunked prefill is enabled; prefix caching is on.", "vllm") == []

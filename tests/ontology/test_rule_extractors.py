@@ -6,8 +6,9 @@ import pytest
 from ontology.extraction.improvements import extract_improvements
 from ontology.extraction.pipeline import export_facts, extract_document
 from ontology.extraction.rules import apply_rules
-from ontology.extraction.text import PdfDocument, sentences
+from ontology.extraction.text import sentences
 from ontology.extraction.tradeoffs import rule_trade_offs, trade_off_candidates
+from papers.pdf import ParsedPdf
 
 
 def found(text: str) -> set[tuple[str, str, str]]:
@@ -66,7 +67,7 @@ def test_a_pronoun_sentence_takes_the_knob_of_the_sentence_before():
 def test_the_whole_pipeline_reports_grounded_facts_in_the_exchange_format():
     page = ("Sys: fast serving. We present Sys, a serving engine. We run on 8 A100 GPUs with CUDA 11.8. "
             "The TTFT SLO is set to 0.2s. Sys improves throughput by 2-4× over the baseline.")
-    result = extract_document(PdfDocument(page_texts=[page], title="Sys: fast serving"))
+    result = extract_document(ParsedPdf.from_pages([page], title="Sys: fast serving"))
     facts = export_facts(result.facts)
     assert result.subject == "Sys"
     slo = next(f for f in facts if f["parameter"] == "slo_ttft_ms")

@@ -92,3 +92,55 @@ def test_a_paper_parsed_before_pages_were_stored_is_parsed_once_more_then_extrac
     PaperPage.objects.filter(paper=paper).delete()
     assert extract_paper(paper.pk, use_llm=False).facts_created > 0
     assert PaperPage.objects.filter(paper=paper).count() == 1
+
+
+@pytest.mark.django_db
+def test_import_pdfs_hashes_the_file_once_and_builds_its_search_entries_once(tmp_path, data_dir, monkeypatch) -> None:
+    """One PDF through `import_pdfs`: one sha256 of its bytes, one build of the paper's own search
+    entries (after extraction, by ontology.services.ingest_document), and the facts indexed."""
+    import hashlib
+
+    import ontology.services
+    import papers.services.pdfs
+    from papers.services.imports import import_pdf
+
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, title="Sys: fast serving")
+    size = pdf.stat().st_size
+    hashed: list[int] = []
+    real_sha256 = hashlib.sha256
+
+    def counting_sha256(data=b"", **kwargs):
+        hashed.append(len(data))
+        return real_sha256(data, **kwargs)
+
+    indexed: list[int] = []
+    real_index = ontology.services.index_paper
+
+    def counting_index(paper):
+        indexed.append(paper.pk)
+        return real_index(paper)
+
+    monkeypatch.setattr(hashlib, "sha256", counting_sha256)
+    monkeypatch.setattr(ontology.services, "index_paper", counting_index)
+    monkeypatch.setattr(papers.services.pdfs, "index_paper", counting_index)
+    outcome = import_pdf(pdf, llm=None)
+    assert outcome.status == "stored" and outcome.facts > 0
+    assert hashed.count(size) == 1
+    assert indexed == [outcome.paper_id]
+    assert SearchDocument.objects.filter(paper_id=outcome.paper_id, doc_type="paper").count() == 1
+    assert (SearchDocument.objects.filter(paper_id=outcome.paper_id, doc_type="fact").count()
+            == Fact.objects.filter(paper_id=outcome.paper_id).count())
+    assert import_pdf(pdf, llm=None).status == "duplicate"
+
+
+@pytest.mark.django_db
+def test_the_stored_document_is_the_parse_in_the_same_shape(tmp_path, data_dir) -> None:
+    """What the extract task hands the ontology (rebuilt from the stored rows) is the parse it stored:
+    the same page texts, outline with section text, and tables with their cells."""
+    pdf = text_pdf(tmp_path / "sys.pdf", SERVING_TEXT, "Page two. " + SERVING_TEXT, title="Sys: fast serving")
+    ingested = ingest_pdf_file(pdf)
+    parsed, stored = ingested.parsed, stored_document(ingested.paper)
+    assert stored.page_texts == parsed.page_texts and stored.title == parsed.title
+    assert [(s.title, s.page_start, s.page_end, s.text) for s in stored.sections] == [
+        (s.title, s.page_start, s.page_end, s.text) for s in parsed.sections]
+    assert [(t.page, t.caption, t.cells) for t in stored.tables] == [(t.page, t.caption, t.cells) for t in parsed.tables]

@@ -44,7 +44,7 @@ class Command(BaseCommand):
             raise CommandError(f"{pdf_dir} is not a folder of PDFs")
         extractor = None
         if llm:
-            from ontology.extraction.llm import default_llm_extractor
+            from ontology.services import default_llm_extractor
 
             extractor = default_llm_extractor()
         date = _as_of(as_of) if as_of else None

@@ -6,12 +6,12 @@ Shows a progress bar on a terminal.
 """
 from __future__ import annotations
 
-from django.apps import apps
 from django.core.management.base import BaseCommand
 
 from infrawiki.progress import progress
 from ontology.models import HIDDEN_STATUSES, Fact
 from ontology.search_index import index_facts, index_paper
+from papers.selectors import papers_by_id
 
 
 class Command(BaseCommand):
@@ -21,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("arxiv_ids", nargs="*")
 
     def handle(self, *args, arxiv_ids: list[str], **options) -> None:
-        papers = apps.get_model("papers", "Paper").objects.order_by("arxiv_id")
-        if arxiv_ids:
-            papers = papers.filter(arxiv_id__in=arxiv_ids)
+        papers = papers_by_id(arxiv_ids or None)
         bar = progress(list(papers), "reindex")
         for paper in bar:
             bar.note(paper.arxiv_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from infrawiki.progress import progress
-from ontology.extraction.llm import LlmUnavailable
+from ontology.services import LlmUnavailable
 from papers.models import Paper
 from papers.services.extraction import ExtractionFailed, extract_paper
 

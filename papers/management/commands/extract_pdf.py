@@ -3,7 +3,7 @@
 Used by the fact-extraction eval and by people trying the extractor on a paper. Prints
 {"paper": {...}, "facts": [...]} (../shared/eval/FACTS_FORMAT.md); a PDF without a text layer or an
 unreadable, encrypted or corrupt one exits 2 with an error a person can act on. The PDF is read
-once (papers.pdf.parse_pdf); its pages, outline and tables go to the ontology's extraction. The LLM
+once (papers.pdf.parse_pdf), and that parse is the document the ontology's extraction reads. The LLM
 extractor runs when the server at settings.LLM_URL answers; otherwise the rule extractors run alone
 and stderr says so.
 """
@@ -14,10 +14,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
-from ontology.extraction.pipeline import export_facts, extract_document
+from ontology.services import LlmUnavailable, default_llm_extractor, export_facts, extract_document
 from papers.pdf import PdfError, parse_pdf
-from papers.pdf.document import extraction_document
 from papers.services.identity import id_in_file_name
 
 
@@ -34,7 +32,7 @@ class Command(BaseCommand):
         if not pdf.is_file():
             raise CommandError(f"{pdf}: no such file", returncode=2)
         try:
-            document = extraction_document(parse_pdf(pdf))
+            document = parse_pdf(pdf)
         except PdfError as exc:
             raise CommandError(exc.reason, returncode=2) from exc
         llm = None
