@@ -124,6 +124,9 @@ _FUNCTION_WORDS = frozenset((
     "have", "when", "while", "across", "per", "using", "via", "into", "between", "over", "under", "up", "only"))
 
 
+_RELATIONS = frozenset(("=", "≈", "<", ">", "≤", "≥"))
+
+
 def is_soup(text: str) -> bool:
     """True for text drawn from figures and table cells (axis ticks, legends, cell runs): four or more
     bare numbers or marks (✓ ✗ -) in a row, mostly numbers, or eight or more words holding four numbers
@@ -143,8 +146,9 @@ def is_soup(text: str) -> bool:
 
 
 def _joins(token: str) -> bool:
-    """A function word, or a word ending in , ; or : (what joins the parts of a sentence or a list)."""
-    return token[-1] in ",;:" or token.lower().strip(".()") in _FUNCTION_WORDS
+    """A function word, a relation (= ≈ < >: an equation is a statement), or a word ending in , ; or :
+    (what joins the parts of a sentence or a list)."""
+    return token[-1] in ",;:" or token in _RELATIONS or token.lower().strip(".()") in _FUNCTION_WORDS
 
 
 LEAD_WORDS = 3
