@@ -9,6 +9,7 @@ The page and API reads come last.
 """
 from __future__ import annotations
 
+import logging
 import re
 from collections import defaultdict
 from typing import Any
@@ -30,15 +31,18 @@ from ontology.models import (
     FactTechnique,
 )
 from ontology.query_terms import expand_query
+from ontology.quotes import QuotedPage, display_quote, has_soup, readable_text, with_display_quotes
 from ontology.schema import MAX_QUOTE
 from ontology.techniques import EVALUATES_MIN_FACTS, TechniqueSpec, paper_role, techniques, techniques_in_text
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
 __all__ = [  # the ontology's knowledge other apps read, besides the functions defined here
-    "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "TechniqueSpec", "collapse", "gpu_vocabulary",
+    "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "QuotedPage", "TechniqueSpec", "collapse", "gpu_vocabulary",
     "is_soup", "techniques", "techniques_in_text",
 ]
+log = logging.getLogger(__name__)
+
 DOC_TYPES = ("fact", "passage", "section", "paper")
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.): damps the weight of the very top ranks
 # Okapi BM25 constants (Robertson et al.): term-frequency saturation and length normalisation.
@@ -168,7 +172,29 @@ def hybrid_search(query: str, limit: int = 10, types: tuple[str, ...] = DOC_TYPE
         if section_id:
             result["section_id"] = section_id
         results.append(result)
-    return results
+    return _readable_results(results)
+
+
+def _readable_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Search results as they are shown (ontology.quotes): a fact's quote in its display form, a passage or
+    section without its figure and table text; a result with nothing readable left is left out."""
+    soup_facts = [r["fact_id"] for r in results if r.get("fact_id") and has_soup(r["text"])]
+    facts = Fact.objects.in_bulk(soup_facts) if soup_facts else {}
+    shown = with_display_quotes([{"fact": f, "quote": f.quote, "value": f.value} for f in facts.values()],
+                                where=lambda item: (item["fact"].paper_id, item["fact"].page))
+    quotes = {item["fact"].pk: item["quote"] for item in shown}
+    out = []
+    for result in results:
+        fact = facts.get(result.get("fact_id"))
+        text = result["text"]
+        if fact is not None:
+            text = text.replace(f'"{fact.quote}"', f'"{quotes[fact.pk]}"') if fact.pk in quotes else None
+        text = readable_text(text) if text else None
+        if text is None:
+            log.info("search result %s p.%s left out: no readable text", result["paper"], result["page"])
+            continue
+        out.append({**result, "text": text})
+    return out
 
 
 def _evidence(fact: Fact) -> dict[str, Any]:
@@ -179,6 +205,12 @@ def _evidence(fact: Fact) -> dict[str, Any]:
         "fact_id": fact.pk, "kind": fact.kind, "subject": fact.subject, "parameter": fact.parameter,
         "value": fact.value or None, "unit": fact.unit or None,
     }
+
+
+def shown_quote(quote: str) -> str | None:
+    """A quote as a page shows it without reading its paper's tables (ontology.quotes.display_quote): itself
+    when readable, else its readable part, else None. Lists of facts use this; evidence reads the tables."""
+    return display_quote(quote)
 
 
 def text_embeddings(texts: list[str]):
@@ -215,7 +247,8 @@ def evidence_for(query: str, subjects: list[str] | None = None, parameters: list
             candidates = candidates.annotate(distance=CosineDistance("document__embedding", vector)).order_by("distance")
         ordered = list(candidates[: limit * 3])
     ordered.sort(key=lambda f: f.status != Fact.Status.VERIFIED)
-    return [_evidence(fact) for fact in ordered[:limit]]
+    where = {fact.pk: (fact.paper_id, fact.page) for fact in ordered}
+    return with_display_quotes([_evidence(fact) for fact in ordered], where=lambda e: where[e["fact_id"]])[:limit]
 
 
 def facts_for_paper(paper_id: int) -> QuerySet[Fact]:
@@ -298,7 +331,8 @@ def fact_history(fact_id: int) -> QuerySet[FactRevision]:
 def _technique_row(link: FactTechnique) -> dict[str, Any]:
     fact = link.fact
     return {
-        "technique": link.technique.name, "fact_id": fact.pk, "paper": fact.paper.arxiv_id, "page": fact.page,
+        "technique": link.technique.name, "fact_id": fact.pk, "paper": fact.paper.arxiv_id, "paper_id": fact.paper_id,
+        "page": fact.page,
         "quote": fact.quote, "kind": fact.kind, "subject": fact.subject, "parameter": fact.parameter,
         "value": fact.value or None, "value_num": fact.value_num, "unit": fact.unit or None,
         "condition": fact.condition or None, "effect": fact.effect or None,
@@ -315,8 +349,14 @@ def technique_facts(names: list[str] | None = None) -> list[dict[str, Any]]:
     links = FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES).select_related("fact__paper", "technique")
     if names is not None:
         links = links.filter(technique__name__in=names)
-    return [_technique_row(link) for link in links.order_by("technique__name", "fact__paper__arxiv_id", "fact__page",
-                                                            "fact_id")]
+    return _shown([_technique_row(link) for link in links.order_by("technique__name", "fact__paper__arxiv_id",
+                                                                   "fact__page", "fact_id")])
+
+
+def _shown(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Technique rows with their quotes in display form (ontology.quotes); `names_technique` was read from
+    the stored quote."""
+    return with_display_quotes(rows, where=lambda row: (row["paper_id"], row["page"]))
 
 
 def technique_facts_near(vector, name: str, limit: int = 30) -> list[dict[str, Any]]:
@@ -327,7 +367,7 @@ def technique_facts_near(vector, name: str, limit: int = 30) -> list[dict[str, A
              .filter(technique__name=name, fact__document__isnull=False)
              .select_related("fact__paper", "technique")
              .annotate(distance=CosineDistance("fact__document__embedding", vector)).order_by("distance", "fact_id"))
-    return [{**_technique_row(link), "distance": float(link.distance)} for link in links[:limit]]
+    return _shown([{**_technique_row(link), "distance": float(link.distance)} for link in links[:limit]])
 
 
 def techniques_of_facts(fact_ids: list[int]) -> dict[int, list[str]]:

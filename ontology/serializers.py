@@ -8,7 +8,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from ontology.models import Entity, Fact, FactKind, FactRevision
-from ontology.selectors import DOC_TYPES
+from ontology.selectors import DOC_TYPES, shown_quote
 
 VERSION_HELP = ("the fact's version you read (its ETag); a stale one is a 409 with the current fact. "
                 "The If-Match header does the same and answers 412.")
@@ -17,12 +17,18 @@ VERSION_HELP = ("the fact's version you read (its ETag); a stale one is a 409 wi
 class FactSerializer(serializers.ModelSerializer):
     paper = serializers.SlugRelatedField(slug_field="arxiv_id", read_only=True)
     entity = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
+    shown_quote = serializers.SerializerMethodField(
+        help_text="the quote as pages show it: `quote` itself when it reads as prose; for table or figure text its "
+                  "readable part, or null (`quote` stays the verbatim span of the page)")
 
     class Meta:
         model = Fact
         fields = ["id", "paper", "kind", "subject", "entity", "parameter", "value", "value_num", "value_min",
-                  "value_max", "unit", "condition", "effect", "page", "quote", "confidence", "extractor", "status",
-                  "version", "updated_at"]
+                  "value_max", "unit", "condition", "effect", "page", "quote", "shown_quote", "confidence", "extractor",
+                  "status", "version", "updated_at"]
+
+    def get_shown_quote(self, fact: Fact) -> str | None:
+        return shown_quote(fact.quote)
 
 
 class RevisionSerializer(serializers.ModelSerializer):

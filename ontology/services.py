@@ -34,13 +34,14 @@ from ontology.models import (
     RejectedOutput,
     Technique,
 )
+from ontology.quotes import use_page_reader
 from ontology.schema import FactValidationError, validate_fact
 from ontology.search_index import index_facts, index_paper
 from ontology.techniques import techniques, techniques_for_fact
 
 __all__ = [  # what other apps use, besides the functions defined here
     "Document", "ExtractionResult", "FactValidationError", "LlmUnavailable", "TradeOffExtractor",
-    "default_llm_extractor", "export_facts", "extract_document", "index_facts", "index_paper",
+    "default_llm_extractor", "export_facts", "extract_document", "index_facts", "index_paper", "use_page_reader",
 ]
 log = logging.getLogger(__name__)
 SNAPSHOT_FIELDS = ("kind", "subject", "parameter", "value", "unit", "condition", "effect", "page", "quote",

@@ -6,6 +6,7 @@ then the page and API reads.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,12 +14,23 @@ from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from ontology.selectors import QuotedPage
 from papers.arxiv_ids import URL_PATTERN as ARXIV_ID_URL_PATTERN
 from papers.links import github_repos
-from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, PipelineEvent, Section
+from papers.models import (
+    CodeRepo,
+    IdentityConflict,
+    Paper,
+    PaperAuthor,
+    PaperPage,
+    PipelineEvent,
+    Section,
+    Table,
+)
 from papers.models.digest import Subscription
 from papers.models.paper import READ_STATUSES
 from papers.models.scoring import Score
+from papers.pdf.table_rows import table_rows
 from papers.scoring.inputs import RepoInput, ScoringInput
 from papers.scoring.rules import HIGH_COST, HIGH_VALUE, SUBSCORE_MAXIMA, score
 from papers.scoring.selectors import fact_input, text_parts_of
@@ -62,6 +74,25 @@ def paper_detail(arxiv_id: str) -> Paper | None:
         )
         .first()
     )
+
+
+def quoted_pages(keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], QuotedPage]:
+    """The stored text and table rows (papers.pdf.table_rows) of each (paper id, page number): what
+    ontology.quotes shows instead of a quote of table text (registered in papers/apps.py). Two queries."""
+    wanted = set(keys)
+    out = {key: QuotedPage() for key in wanted}
+    if not wanted:
+        return out
+    papers = {paper_id for paper_id, _ in wanted}
+    numbers = {number for _, number in wanted}
+    for paper_id, number, text in (PaperPage.objects.filter(paper_id__in=papers, number__in=numbers)
+                                   .values_list("paper_id", "number", "text")):
+        if (paper_id, number) in out:
+            out[paper_id, number].text = text
+    for table in Table.objects.filter(paper_id__in=papers, page__in=numbers).order_by("paper_id", "order"):
+        if (table.paper_id, table.page) in out:
+            out[table.paper_id, table.page].rows += table_rows(table.cells, table.page, table.caption)
+    return out
 
 
 def pipeline_counts() -> dict[str, int]:

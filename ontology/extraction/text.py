@@ -116,13 +116,22 @@ class Sentence:
         return self.quote_of(lo, hi).strip()[:limit]
 
 
-_NUMERIC_TOKEN = re.compile(r"[(\[]?[-–+]?[\d.]+[%×x)\]]?[A-Za-z]{0,2}|[-–]")
+_NUMERIC_TOKEN = re.compile(r"[(\[]?[-–+~∼]?[\d.]+[%×x)\]]?[A-Za-z]{0,2}|[-–✓✗✔✘]")
+# Words no sentence of prose goes long without; a run of cells and labels has none of them.
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "for", "with", "and", "or", "is", "are", "was", "were", "be", "been",
+    "by", "we", "our", "this", "that", "these", "as", "at", "from", "it", "its", "than", "which", "can", "not", "has",
+    "have", "when", "while", "across", "per", "using", "via", "into", "between", "over", "under", "up", "only"))
+
+
+_RELATIONS = frozenset(("=", "≈", "<", ">", "≤", "≥"))
 
 
 def is_soup(text: str) -> bool:
     """True for text drawn from figures and table cells (axis ticks, legends, cell runs): four or more
-    bare numbers in a row, or mostly numbers. Such text never becomes a quote; "32, 64 and 128" in
-    prose is a list (commas and words between the numbers), not soup."""
+    bare numbers or marks (✓ ✗ -) in a row, mostly numbers, or eight or more words holding four numbers
+    and not one function word or , ; : ("Model size 13B 66B 175B GPUs A100 Total GPU memory 40 GB"). Such text is
+    never shown as a quote; "32, 64 and 128" in prose is a list (commas and words between the numbers), not soup."""
     tokens = text.split()
     run = longest = numeric = 0
     for token in tokens:
@@ -131,7 +140,44 @@ def is_soup(text: str) -> bool:
             longest = max(longest, run)
         else:
             run = 0
-    return longest >= 4 or (len(tokens) >= 10 and numeric / len(tokens) > 0.35)
+    if longest >= 4 or (len(tokens) >= 10 and numeric / len(tokens) > 0.35):
+        return True
+    return len(tokens) >= 8 and numeric >= 4 and not any(_joins(t) for t in tokens)
+
+
+def _joins(token: str) -> bool:
+    """A function word, a relation (= ≈ < >: an equation is a statement), or a word ending in , ; or :
+    (what joins the parts of a sentence or a list)."""
+    return token[-1] in ",;:" or token in _RELATIONS or token.lower().strip(".()") in _FUNCTION_WORDS
+
+
+LEAD_WORDS = 3
+
+
+def without_soup(text: str) -> str:
+    """`text` with its figure and table text cut out, each cut marked "…": a run of words with no function word
+    and no , ; : full stop or earlier cut between them that is soup by itself ("… 160 GB We run" keeps "We run"). For display only;
+    the result is no longer a span of the page."""
+    kept: list[str] = []
+    run: list[str] = []
+    for token in [*text.split(), ""]:
+        if token and not _joins(token) and not token.endswith((".", "…")):
+            run.append(token)
+            continue
+        if len(run) >= 4 and is_soup(" ".join(run)):
+            # up to LEAD_WORDS words leading into the soup stay ("blocks of 16 tokens 0 50 100" keeps "16 tokens")
+            for _ in range(LEAD_WORDS):
+                if _NUMERIC_TOKEN.fullmatch(run[0]) and _NUMERIC_TOKEN.fullmatch(run[1]) or not is_soup(" ".join(run[1:])):
+                    break
+                kept.append(run.pop(0))
+            if not kept or kept[-1] != "…":
+                kept.append("…")
+        else:
+            kept += run
+        run = []
+        if token:
+            kept.append(token)
+    return " ".join(kept)
 
 
 def readable_quote(sentence: Sentence, start: int, end: int) -> str | None:

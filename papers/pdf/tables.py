@@ -4,6 +4,7 @@ whose text has a "Table N" caption; each detected table takes the nearest captio
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pymupdf
 
@@ -12,6 +13,7 @@ from papers.pdf.model import Caption, ParsedTable
 
 _CAPTION = re.compile(r"^(Figure|Fig\.|Table|TABLE|FIGURE)\s*([A-Z]?\d{1,2})\s*[:.|]")
 _MAX_CAPTION_LINES = 6
+_DIGIT = re.compile(r"\d")
 
 
 def find_captions(lines: list[Line]) -> tuple[list[Caption], list[Line]]:
@@ -38,6 +40,38 @@ def _clean(cell: str | None) -> str:
     return " ".join((cell or "").split())
 
 
+Word = tuple  # PyMuPDF's (x0, y0, x1, y1, text, block_no, line_no, word_no)
+
+
+def _cell_lines(words: list[Word], bbox: tuple[float, float, float, float] | None) -> list[str]:
+    """A cell's text lines as the page's own text layer spaces them (the detector's cell text drops
+    spaces between words and splits decimals: "Modelsize", "0 .2s")."""
+    if bbox is None:
+        return []
+    x0, y0, x1, y1 = bbox
+    lines: dict[tuple[int, int], list[str]] = {}
+    for w in words:
+        if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1:
+            lines.setdefault((w[5], w[6]), []).append(w[4])
+    return [_clean(" ".join(parts)) for _, parts in sorted(lines.items())]
+
+
+def _table_rows(words: list[Word], table: Any) -> list[list[str]]:
+    """The table's rows of cell text. A detected row holding k > 1 lines in each filled cell, and a number on
+    every line of one cell (but its first, which may be a header), is k rows the detector merged (no rule
+    between them), so it is split back."""
+    rows: list[list[str]] = []
+    for row in table.rows:
+        cells = [_cell_lines(words, bbox) for bbox in row.cells]
+        counts = {len(lines) for lines in cells if lines}
+        k = counts.pop() if len(counts) == 1 else 1
+        if k > 1 and any(lines and all(_DIGIT.search(line) for line in lines[1:]) for lines in cells):
+            rows.extend([lines[i] if lines else "" for lines in cells] for i in range(k))
+        else:
+            rows.append([" ".join(lines) for lines in cells])
+    return rows
+
+
 def extract_tables(doc: pymupdf.Document, captions: list[Caption], starts: list[Line],
                    warnings: list[str]) -> list[ParsedTable]:
     """Detect tables on captioned pages; tables smaller than 2x2 are layout, not data. A page where
@@ -49,14 +83,15 @@ def extract_tables(doc: pymupdf.Document, captions: list[Caption], starts: list[
     tables: list[ParsedTable] = []
     for page_no, page_captions in sorted(by_page.items()):
         try:
-            found = doc[page_no - 1].find_tables()
+            page = doc[page_no - 1]
+            found = page.find_tables()
+            words = page.get_text("words")
         except (RuntimeError, ValueError, IndexError) as exc:
             warnings.append(f"table detection failed on page {page_no}: {exc}")
             continue
         free = list(page_captions)
         for table in found.tables:
-            rows = [[_clean(cell) for cell in row] for row in table.extract()]
-            rows = [row for row in rows if any(row)]
+            rows = [row for row in _table_rows(words, table) if any(row)]
             n_cols = max((len(row) for row in rows), default=0)
             if len(rows) < 2 or n_cols < 2:
                 continue

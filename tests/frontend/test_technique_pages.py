@@ -2,6 +2,8 @@
 and the saved setup that makes a paper page say whether the paper applies."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -134,3 +136,29 @@ def test_a_technique_page_says_which_papers_introduce_or_evaluate_it_and_the_tra
     assert own_card.count("bounded decode stalls at a small prefill cost") == 1
     other_card = body[body.index("arXiv:2401.00022"):]
     assert "evaluates it" in other_card.split("</section>")[0] and "higher TTFT with small chunks" in other_card
+
+
+def test_pages_show_a_quote_without_its_figure_text_and_never_show_table_soup(web):
+    from ontology.models import Fact
+    from ontology.services import store_facts
+
+    paper = web.facts["block_size"].paper
+    prose = "vLLM keeps the KV cache in fixed-size blocks of 16 tokens"
+    cells = "Model size 13B 66B 175B GPUs A100 4×A100 8×A100-80GB Total GPU memory 40 GB 160 GB"
+    store_facts(paper, [{"kind": "parameter", "subject": "vLLM", "parameter": "block_size", "value": "16",
+                         "unit": "tokens", "condition": None, "effect": None, "page": 5, "confidence": 0.6,
+                         "quote": f"{prose} 0 50 100 150 200 250", "extractor": "rules"},
+                        {"kind": "parameter", "subject": "OPT-13B", "parameter": "gpu_memory_gb", "value": "40",
+                         "unit": "GB", "condition": None, "effect": None, "page": 9, "confidence": 0.6,
+                         "quote": cells, "extractor": "rules"}])
+    figure = Fact.objects.get(paper=paper, parameter="block_size", page=5)
+    table = Fact.objects.get(paper=paper, quote=cells)
+    quoted = re.compile(r'<blockquote class="quote[^"]*">(.*?)</blockquote>', re.DOTALL)
+    shown = quoted.findall(_client(web).get(f"/facts/{figure.pk}/").content.decode())  # history keeps the record
+    assert shown == [f"{prose} …"]
+    listed = " ".join(quoted.findall(_client(web).get(f"/papers/{paper.arxiv_id}/").content.decode()))
+    assert prose in listed and "150 200 250" not in listed and "175B GPUs A100" not in listed
+    assert quoted.findall(_client(web).get(f"/facts/{table.pk}/").content.decode()) == [
+        '<span class="muted">Table or figure text: see p.9 of the PDF.</span>']
+    api = _client(web).get(f"/api/facts/{table.pk}/").json()
+    assert api["quote"] == cells and api["shown_quote"] is None

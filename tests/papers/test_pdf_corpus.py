@@ -136,6 +136,7 @@ def test_pdfs_without_an_outline_use_font_and_numbering_rules(parsed_corpus: dic
 
 def test_table_cells_hold_the_printed_values(parsed_corpus: dict[str, ParsedPdf]) -> None:
     (table,) = parsed_corpus["2309.06180"].tables  # vLLM's Table 1: model sizes and server configurations
-    assert table.page == 9 and (table.n_rows, table.n_cols) == (5, 4)
+    assert table.page == 9 and (table.n_rows, table.n_cols) == (6, 4)  # "GPUs" and "Total GPU memory" share no rule
     assert table.cells[0][1:] == ["13B", "66B", "175B"]
-    assert "8×A100-80GB" in table.cells[1][3]
+    assert table.cells[1] == ["GPUs", "A100", "4×A100", "8×A100-80GB"]
+    assert table.cells[2] == ["Total GPU memory", "40 GB", "160 GB", "640 GB"]  # spaced as printed
