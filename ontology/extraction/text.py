@@ -38,13 +38,23 @@ class DocTable:
 
     page: int
     caption: str
-    rows: list[list[str]] = field(default_factory=list)
+    cells: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class DocCaption:
+    """One figure or table caption as the parse found it: kind, label ("Table 1"), page and text."""
+
+    kind: str
+    label: str
+    page: int
+    text: str
 
 
 @dataclass
 class PdfDocument:
     """What extraction needs from a PDF: page texts in quote form, title/abstract if known, and the
-    outline and tables when the papers app has parsed the PDF (empty for a bare page-text load)."""
+    outline, tables and captions when the papers app has parsed the PDF (empty for a bare page-text load)."""
 
     page_texts: list[str]
     title: str = ""
@@ -52,6 +62,7 @@ class PdfDocument:
     arxiv_id: str | None = None
     sections: list[DocSection] = field(default_factory=list)
     tables: list[DocTable] = field(default_factory=list)
+    captions: list[DocCaption] = field(default_factory=list)
 
 
 @dataclass

@@ -5,12 +5,12 @@ extraction receives the one reading of the PDF (pages, outline, tables) instead 
 """
 from __future__ import annotations
 
-from ontology.extraction.text import DocSection, DocTable, PdfDocument
+from ontology.extraction.text import DocCaption, DocSection, DocTable, PdfDocument
 from papers.pdf.model import ParsedPdf
 
 
 def extraction_document(parsed: ParsedPdf) -> PdfDocument:
-    """Page texts, title, abstract, arXiv id, section outline and tables of one parse."""
+    """Page texts, title, abstract, arXiv id, section outline, tables and captions of one parse."""
     return PdfDocument(
         page_texts=list(parsed.page_texts),
         title=parsed.title,
@@ -18,4 +18,5 @@ def extraction_document(parsed: ParsedPdf) -> PdfDocument:
         arxiv_id=parsed.arxiv_id,
         sections=[DocSection(s.title, s.page_start, s.page_end) for s in parsed.sections],
         tables=[DocTable(t.page, t.caption, [list(row) for row in t.cells]) for t in parsed.tables],
+        captions=[DocCaption(c.kind, c.label, c.page, c.text) for c in parsed.captions],
     )

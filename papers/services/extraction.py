@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
-from ontology.extraction.pipeline import TradeOffExtractor, extract_document
+from ontology.extraction.pipeline import FactExtractor, extract_document
 from ontology.extraction.text import DocSection, DocTable, PdfDocument
 from ontology.models import ExtractionRun
 from ontology.search_index import index_facts, index_paper
@@ -58,7 +58,7 @@ def _mark(paper: Paper, status: str, reason: str = "") -> None:
     paper.status, paper.failure_stage, paper.failure_reason = status, STAGE if reason else "", reason
 
 
-def extract_paper(paper_id: int, llm: TradeOffExtractor | None = None, use_llm: bool = True) -> ExtractionRun:
+def extract_paper(paper_id: int, llm: FactExtractor | None = None, use_llm: bool = True) -> ExtractionRun:
     """Run the extractors on the paper's stored pages and store the facts; returns the run record.
 
     Raises LlmUnavailable (paper left `waiting`) and ExtractionFailed (paper left `failed`).

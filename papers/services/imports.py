@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
-from ontology.extraction.pipeline import TradeOffExtractor
+from ontology.extraction.pipeline import FactExtractor
 from papers.models import Paper
 from papers.pdf import PdfError
 from papers.services.extraction import ExtractionFailed, extract_paper
@@ -55,7 +55,7 @@ def pdf_files(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     return unique, missing
 
 
-def available_llm() -> TradeOffExtractor | None:
+def available_llm() -> FactExtractor | None:
     """The LLM extractor when its server answers, else None (rules alone)."""
     try:
         return default_llm_extractor()
@@ -63,7 +63,7 @@ def available_llm() -> TradeOffExtractor | None:
         return None
 
 
-def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None = None,
+def import_pdf(path: Path, llm: FactExtractor | None, file_name: str | None = None,
                extract: bool = True) -> Imported:
     """Store and (unless `extract` is False: the caller queues it) extract one PDF; never raises for a
     bad file (the outcome says what happened). `file_name` is the name a person gave the file."""

@@ -1,0 +1,158 @@
+"""Candidate passages for the LLM extractor: the few places of a paper most likely to state a fact.
+
+Runs once per extraction with an LLM, before any call. Candidates are sentences of the setup and
+evaluation sections, figure and table captions, footnotes, and table rows turned into sentences
+("Table 2, row: Model: OPT-13B; GPUs: 1") so the model reads a row with its header. Every candidate
+gets one generic score (numbers with units, vocabulary knobs, setup and trade-off cue words, the kind
+of place it comes from) and the best `limit` are kept in page order; no rule names a paper. Prose
+passages are exact spans of the page text, so a quote the model copies from them can be grounded.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ontology.extraction.text import Sentence, collapse, is_soup
+from ontology.vocabulary import parameters_mentioned
+
+# Section titles whose sentences describe what was run and measured.
+SETUP_SECTION = re.compile(r"setup|experiment|evaluat|implementation|methodology|configuration|hardware|"
+                           r"benchmark|environment|results|ablation|discussion|limitation", re.I)
+END_MATTER = re.compile(r"^\s*(?:\d+\s*)?(?:references|bibliography|acknowledg)", re.I)
+_QUANTITY = re.compile(r"\d[\d,.]*\s?(?:%|×|x\b|GB|GiB|MB|TB|GPUs?|ms|s\b|seconds|tokens|threads|requests|"
+                       r"rps|QPS|B\b|K\b|M\b|bits?|cores|nodes|layers|heads)", re.I)
+_CUES = re.compile(r"\b(?:we use|we set|set to|default|configur|equipped|run on|deploy|evaluate|batch size|"
+                   r"trade-?off|at the cost|at the expense|overhead|however|whereas|while|but|increases?|"
+                   r"decreases?|reduces?|improves?|version|up to)\b", re.I)
+_FOOTNOTE = re.compile(r"^(?:\d{1,2}|[*†‡§])\s?[A-Z]")
+MIN_CHARS, MAX_CHARS = 40, 420
+# Prose is mostly lower-case words; table text flattened into a "sentence" ("Model size 13B 66B GPUs A100
+# 4×A100 …") is not, though is_soup lets it pass when letters are glued to its numbers.
+MIN_WORD_SHARE = 0.45
+
+
+def reads_as_prose(text: str) -> bool:
+    """True when at least MIN_WORD_SHARE of the tokens are lower-case words."""
+    tokens = text.split()
+    return bool(tokens) and sum(t.strip(",.;:()").isalpha() and t.islower() for t in tokens) / len(tokens) >= MIN_WORD_SHARE
+
+
+class SectionLike(Protocol):
+    title: str
+    page_start: int
+    page_end: int
+
+
+class TableLike(Protocol):
+    page: int
+    caption: str
+    cells: list[list[str]]
+
+
+class CaptionLike(Protocol):
+    page: int
+    text: str
+
+
+class DocumentLike(Protocol):
+    """What passage selection reads of a parsed paper (papers.pdf.model.ParsedPdf's field names)."""
+
+    page_texts: list[str]
+    sections: Sequence[SectionLike]
+    tables: Sequence[TableLike]
+    captions: Sequence[CaptionLike]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One text the model reads: the 1-based page, where it comes from, and its score."""
+
+    page: int
+    source: str  # "section", "prose", "caption", "footnote" or "table"
+    text: str
+    score: float
+
+
+def table_row_sentence(caption: str, header: list[str], cells: list[str]) -> str:
+    """A table row as one sentence built from its header and cells: "Table 2 (…), row: Model: OPT-13B; GPUs: 1"."""
+    pairs = [f"{collapse(h)}: {collapse(c)}" if collapse(h) else collapse(c)
+             for h, c in zip(header + [""] * len(cells), cells, strict=False) if collapse(c)]
+    label = collapse(caption)[:80] or "Table"
+    return f"{label}, row: " + "; ".join(pairs)
+
+
+def well_formed_row(cells: list[str]) -> bool:
+    """True for a row a sentence can be built from: a few short cells, most holding letters or digits
+    (a parse that merged a column into one cell of ticks and crosses gives none)."""
+    filled = [collapse(c) for c in cells if collapse(c)]
+    return (2 <= len(filled) <= 12 and all(len(c) <= 40 for c in filled)
+            and sum(any(ch.isalnum() for ch in c) for c in filled) >= 0.7 * len(filled))
+
+
+def score_text(text: str) -> float:
+    """The generic worth of a passage: stated quantities, knobs the vocabulary knows, setup/trade-off cues."""
+    return (2.0 * min(3, len(_QUANTITY.findall(text))) + 1.5 * min(2, len(parameters_mentioned(text)))
+            + 1.0 * min(2, len(_CUES.findall(text))))
+
+
+def _setup_pages(sections: Sequence[SectionLike]) -> set[int]:
+    return {page for s in sections if SETUP_SECTION.search(s.title) and not END_MATTER.search(s.title)
+            for page in range(s.page_start, s.page_end + 1)}
+
+
+def _end_matter_page(sections: Sequence[SectionLike], pages: int) -> int:
+    """The first page of the references (or the page count when the outline has none)."""
+    return min((s.page_start for s in sections if END_MATTER.search(s.title)), default=pages + 1)
+
+
+def candidate_passages(document: DocumentLike, units: list[Sentence]) -> list[Passage]:
+    """Every scored candidate of the document (before the per-paper bound)."""
+    setup = _setup_pages(document.sections)
+    last = _end_matter_page(document.sections, len(document.page_texts))
+    found: list[Passage] = []
+    for sentence in units:
+        text = collapse(sentence.original)
+        if (sentence.page >= last or not MIN_CHARS <= len(text) <= MAX_CHARS or is_soup(text)
+                or not reads_as_prose(text)):
+            continue
+        if re.match(r"(?:fig(?:ure)?|table)\.?\s*\d", text, re.I):
+            continue  # captions come from the parse's caption list below
+        source = ("footnote" if _FOOTNOTE.match(text) and "http" not in text
+                  else "section" if sentence.page in setup else "prose")
+        bonus = {"section": 2.0, "footnote": 1.0, "prose": 0.0}[source]
+        found.append(Passage(sentence.page, source, text, score_text(text) + bonus))
+    for caption in document.captions:
+        text = collapse(caption.text)[:MAX_CHARS]
+        if caption.page < last and len(text) >= MIN_CHARS:
+            found.append(Passage(caption.page, "caption", text, score_text(text) + 1.0))
+    for table in document.tables:
+        if table.page >= last or len(table.cells) < 2:
+            continue
+        header = table.cells[0]
+        for row in table.cells[1:]:
+            if not well_formed_row(row):
+                continue
+            text = table_row_sentence(table.caption, header, row)[:MAX_CHARS]
+            found.append(Passage(table.page, "table", text, score_text(text)))
+    return [p for p in found if p.score > 0]
+
+
+def select_passages(document: DocumentLike, units: list[Sentence], limit: int, max_table_rows: int = 2) -> list[Passage]:
+    """The `limit` best candidates (at most `max_table_rows` of them table rows), in page order; ties go
+    to the earlier passage. Duplicated texts count once."""
+    ranked = sorted(enumerate(candidate_passages(document, units)), key=lambda item: (-item[1].score, item[0]))
+    chosen: list[tuple[int, Passage]] = []
+    seen: set[str] = set()
+    rows = 0
+    for index, passage in ranked:
+        if len(chosen) >= limit:
+            break
+        key = passage.text.lower()
+        if key in seen or (passage.source == "table" and rows >= max_table_rows):
+            continue
+        seen.add(key)
+        rows += passage.source == "table"
+        chosen.append((index, passage))
+    return [passage for _, passage in sorted(chosen, key=lambda item: (item[1].page, item[0]))]
