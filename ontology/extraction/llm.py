@@ -26,10 +26,11 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ontology.extraction.facts import new_fact
-from ontology.extraction.naming import name_quantity
+from ontology.extraction.naming import Name, name_quantity
 from ontology.extraction.passages import DocumentLike, Passage, select_passages
 from ontology.extraction.text import Sentence, collapse
 from ontology.schema import MAX_QUOTE
+from ontology.vocabulary import parameters_mentioned, spec_for
 
 log = logging.getLogger(__name__)
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
@@ -155,18 +156,31 @@ def parse_answer(raw: str) -> LlmAnswer:
         raise ValueError(f"model output breaks the schema: {fields}") from None
 
 
+def parameter_name(stated: str, quote: str) -> Name:
+    """The model's parameter name met with the vocabulary: its words as a catalogue name or synonym, else
+    the one catalogue knob its quote names, else the nearest catalogue entry by embedding, else the
+    model's own snake_case name, recorded as coined (new)."""
+    found = name_quantity(stated.replace("_", " "), use_embedding=False)
+    if found is not None and found.how == "vocabulary":
+        return found
+    mentioned = [name for name in parameters_mentioned(quote) if spec_for(name)]
+    if len(mentioned) == 1:
+        return Name(mentioned[0], "vocabulary")
+    return name_quantity(stated.replace("_", " ")) or Name(stated, "coined")
+
+
 def fact_of(answer: LlmFact, passage: Passage, subject: str, naming: Counter[str]) -> dict:
     """The fact dict for one stated fact: the parameter named through the vocabulary (naming counts how),
     the paper's subject unless the model named one that the passage itself contains."""
-    found = name_quantity(answer.parameter.replace("_", " "))
-    parameter = found.parameter if found is not None else answer.parameter
-    naming[found.how if found is not None else "coined"] += 1
+    found = parameter_name(answer.parameter, answer.quote)
+    parameter = found.parameter
+    naming[found.how] += 1
     said = collapse(answer.subject)
     return new_fact(answer.kind, said if said and said.lower() in passage.text.lower() else subject, parameter,
                     value=None if answer.kind == "trade_off" else (collapse(answer.value) or None),
                     unit=collapse(answer.unit) or None, condition=collapse(answer.condition) or None,
                     effect=collapse(answer.effect) or None, page=passage.page, quote=collapse(answer.quote),
-                    confidence=0.5 if found is not None and found.how != "coined" else 0.4, extractor="llm")
+                    confidence=0.5 if found.how != "coined" else 0.4, extractor="llm")
 
 
 class LlmExtractor:

@@ -39,30 +39,44 @@ def reads_as_prose(text: str) -> bool:
     return bool(tokens) and sum(t.strip(",.;:()").isalpha() and t.islower() for t in tokens) / len(tokens) >= MIN_WORD_SHARE
 
 
+# Read-only views of papers.pdf.model.ParsedPdf's fields (properties, so any object with those
+# attributes fits, whatever its list types).
 class SectionLike(Protocol):
-    title: str
-    page_start: int
-    page_end: int
+    @property
+    def title(self) -> str: ...
+    @property
+    def page_start(self) -> int: ...
+    @property
+    def page_end(self) -> int: ...
 
 
 class TableLike(Protocol):
-    page: int
-    caption: str
-    cells: list[list[str]]
+    @property
+    def page(self) -> int: ...
+    @property
+    def caption(self) -> str: ...
+    @property
+    def cells(self) -> list[list[str]]: ...
 
 
 class CaptionLike(Protocol):
-    page: int
-    text: str
+    @property
+    def page(self) -> int: ...
+    @property
+    def text(self) -> str: ...
 
 
 class DocumentLike(Protocol):
-    """What passage selection reads of a parsed paper (papers.pdf.model.ParsedPdf's field names)."""
+    """What passage selection reads of a parsed paper."""
 
-    page_texts: list[str]
-    sections: Sequence[SectionLike]
-    tables: Sequence[TableLike]
-    captions: Sequence[CaptionLike]
+    @property
+    def page_texts(self) -> list[str]: ...
+    @property
+    def sections(self) -> Sequence[SectionLike]: ...
+    @property
+    def tables(self) -> Sequence[TableLike]: ...
+    @property
+    def captions(self) -> Sequence[CaptionLike]: ...
 
 
 @dataclass(frozen=True)

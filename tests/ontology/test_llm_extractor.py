@@ -1,5 +1,6 @@
 """The LLM extractor against real HTTP servers: garbage output is rejected, an unreachable server
-means "retry later", and (slow) the real inference server yields schema-valid trade-offs."""
+means "retry later", and (slow) the real inference server with the 0.5B model states a fact that
+passes grounding."""
 from __future__ import annotations
 
 import json
@@ -16,26 +17,27 @@ import pytest
 import requests
 
 from ontology.extraction.llm import LlmClient, LlmExtractor, LlmUnavailable, answer_schema, parse_answer
-from ontology.extraction.text import sentences
-from ontology.extraction.tradeoffs import trade_off_candidates
+from ontology.extraction.passages import Passage
+from ontology.extraction.pipeline import extract_document
+from ontology.extraction.text import DocSection, PdfDocument
 from tests.conftest import ROOT, require
 
-TRADE_OFF_PAGE = ("If the block size is too large, internal fragmentation increases and memory is wasted, "
-                  "but larger blocks improve kernel efficiency. Chunked prefill improves throughput at the cost "
-                  "of higher decode latency.")
+SETUP_PAGE = "We evaluate the system on a server with 8 NVIDIA A100 GPUs."
+PASSAGES = [Passage(1, "section", "We set the block size to 16 tokens.", 5.0),
+            Passage(1, "section", "The server has 8 NVIDIA A100 GPUs with 80 GB of memory each.", 5.0)]
 
 
 class _Garbage(BaseHTTPRequestHandler):
     """An OpenAI-shaped server whose model output is not JSON (the network edge of the extractor)."""
 
-    replies = ["this is not json {", '{"is_trade_off": true, "parameter": "Block Size!", "improves": "x"}']
+    replies = ["this is not json {", '{"facts": [{"quote": "short", "kind": "opinion"}]}']
 
     def do_GET(self):  # noqa: N802 - http.server naming
         self._send({"data": [{"id": "garbage"}]})
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        content = self.replies[hash(body["messages"][0]["content"]) % len(self.replies)]
+        content = self.replies[int("80 GB" in body["messages"][-1]["content"])]
         self._send({"choices": [{"message": {"content": content}}], "usage": {"prompt_tokens": 10, "completion_tokens": 5}})
 
     def _send(self, payload):
@@ -68,31 +70,34 @@ def _free_port() -> int:
 
 def test_output_that_is_not_json_or_breaks_the_schema_is_rejected_with_the_reason(garbage_server):
     extractor = LlmExtractor(LlmClient(garbage_server, "garbage"))
-    candidates = trade_off_candidates(sentences([TRADE_OFF_PAGE]))
-    facts, rejected = extractor.extract(candidates, "Sys")
+    facts, rejected = extractor.extract_passages(PASSAGES, "Sys")
     assert facts == []
-    assert len(rejected) == len(candidates) == 2
+    assert len(rejected) == 2
     reasons = " | ".join(error for _, error in rejected)
-    assert "not valid JSON" in reasons or "breaks the schema" in reasons
+    assert "not valid JSON" in reasons and "breaks the schema" in reasons and "facts.0.kind" in reasons
     assert extractor.usage["prompt_tokens"] == 20
 
 
+GOOD_FACT = {"quote": "We set the block size to 16 tokens", "kind": "parameter", "parameter": "block_size", "value": "16",
+             "unit": "tokens", "condition": "", "effect": "", "subject": ""}
+
+
 def test_parse_answer_names_the_broken_field():
-    with pytest.raises(ValueError, match="parameter: String should match pattern"):
-        parse_answer('{"is_trade_off": true, "parameter": "Block Size", "improves": "a b", "worsens": "c d"}')
+    assert parse_answer(json.dumps({"facts": [GOOD_FACT]})).facts[0].parameter == "block_size"
+    with pytest.raises(ValueError, match="facts.0.parameter: String should match pattern"):
+        parse_answer(json.dumps({"facts": [{**GOOD_FACT, "parameter": "Block Size"}]}))
     with pytest.raises(ValueError, match="not valid JSON"):
         parse_answer("{'single': 'quotes'}")
-    with pytest.raises(ValueError, match="repeat the parameter"):
-        parse_answer('{"is_trade_off": true, "parameter": "block_size", "improves": "block size", "worsens": "memory"}')
+    with pytest.raises(ValueError, match="facts: List should have at most 3"):
+        parse_answer(json.dumps({"facts": [GOOD_FACT] * 4}))
 
 
-def test_a_reply_is_held_to_the_same_metric_length_the_guided_schema_allows():
-    limit = answer_schema()["properties"]["improves"]["maxLength"]
-    assert limit == answer_schema()["properties"]["worsens"]["maxLength"]
-    fits = json.dumps({"is_trade_off": True, "parameter": "block_size", "improves": "t" * limit, "worsens": "memory"})
-    assert parse_answer(fits).improves == "t" * limit
-    with pytest.raises(ValueError, match="improves: String should have at most"):
-        parse_answer(fits.replace("t" * limit, "t" * (limit + 1)))
+def test_a_reply_is_held_to_the_same_quote_length_the_guided_schema_allows():
+    quote = answer_schema()["$defs"]["LlmFact"]["properties"]["quote"]
+    fits = json.dumps({"facts": [{**GOOD_FACT, "quote": "q" * quote["minLength"]}]})
+    assert parse_answer(fits).facts[0].quote == "q" * quote["minLength"]
+    with pytest.raises(ValueError, match="quote: String should have at least"):
+        parse_answer(fits.replace("q" * quote["minLength"], "q" * (quote["minLength"] - 1)))
 
 
 def test_an_unreachable_server_raises_llm_unavailable():
@@ -138,14 +143,13 @@ def _answers(url: str) -> bool:
 
 
 @pytest.mark.slow
-def test_the_real_model_answers_every_candidate_with_a_schema_valid_trade_off_or_a_logged_rejection(inference_server):
-    extractor = LlmExtractor(LlmClient(inference_server, "default", timeout_s=300))
-    candidates = trade_off_candidates(sentences([TRADE_OFF_PAGE]))
-    facts, rejected = extractor.extract(candidates, "Sys")
-    assert len(facts) + len(rejected) <= len(candidates)
-    for fact in facts:
-        assert fact["extractor"] == "llm" and fact["kind"] == "trade_off"
-        assert fact["effect"].startswith("improves ") and "; worsens " in fact["effect"]
-        assert fact["quote"] in TRADE_OFF_PAGE
-    assert extractor.usage["llm_requests"] == len(candidates)
-    assert extractor.usage["completion_tokens"] > 0
+def test_the_real_model_states_a_fact_of_a_setup_passage_that_passes_grounding(inference_server):
+    extractor = LlmExtractor(LlmClient(inference_server, "default", timeout_s=300), max_passages=1)
+    document = PdfDocument(page_texts=[SETUP_PAGE], sections=[DocSection("4 Evaluation", 1, 1)])
+    result = extract_document(document, llm=extractor)
+    assert result.stats["llm_requests"] == 1 and result.stats["completion_tokens"] > 0
+    llm_facts = [f for f in result.facts if "llm" in f["extractor"]]
+    assert llm_facts, (result.stats, result.rejected)
+    for fact in llm_facts:
+        assert " ".join(fact["quote"].split()).lower() in SETUP_PAGE.lower()
+        assert fact["value"] is None or fact["value"] in fact["quote"]
