@@ -143,3 +143,15 @@ def test_a_broken_example_is_refused_when_the_prompt_loads(tmp_path):
     examples.write_text(json.dumps({"paper": "x", "page": 1, "passage": "p", "answer": {"facts": [{"kind": "nope"}]}}))
     with pytest.raises(ValueError):
         load_prompt(instructions, examples)
+
+
+def test_a_parse_result_itself_can_be_read_for_passages():
+    from papers.pdf.model import Caption, ParsedPdf, ParsedSection, ParsedTable
+
+    document = _document()
+    parsed = ParsedPdf(title="", abstract="", page_texts=document.page_texts, page_count=3, environment={},
+                       sections=[ParsedSection(s.title, "", 1, s.page_start, s.page_end, "") for s in document.sections],
+                       tables=[ParsedTable(t.page, t.caption, len(t.cells), 3, t.cells) for t in document.tables],
+                       captions=[Caption(c.kind, c.label, c.page, c.text) for c in document.captions])
+    units = sentences(document.page_texts)
+    assert select_passages(parsed, units, limit=10) == select_passages(document, units, limit=10)
