@@ -4,23 +4,17 @@ passes grounding."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import requests
 
 from ontology.extraction.llm import LlmClient, LlmExtractor, LlmUnavailable, answer_schema, parse_answer
 from ontology.extraction.passages import Passage
 from ontology.extraction.pipeline import extract_document
 from ontology.extraction.text import DocSection, PdfDocument
-from tests.conftest import ROOT, require
 
 SETUP_PAGE = "We evaluate the system on a server with 8 NVIDIA A100 GPUs."
 PASSAGES = [Passage(1, "section", "We set the block size to 16 tokens.", 5.0),
@@ -109,42 +103,26 @@ def test_an_unreachable_server_raises_llm_unavailable():
 
 
 @pytest.fixture(scope="module")
-def inference_server() -> Iterator[str]:
-    """The real built-in server with the default model (minutes on CPU to start; kept for the module)."""
-    require((ROOT / "inference" / "serve.py").exists(), "inference/serve.py is not there yet")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    log_path = ROOT / ".infrawiki" / f"llm-test-{port}.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "inference.serve", "--port", str(port)], cwd=ROOT,
-                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+def default_model_server() -> Iterator[str]:
+    """The built-in server in this process with the packaged 0.5B model (no second interpreter to start)."""
+    from inference.config import Config
+    from inference.engine import LLMEngine
+    from inference.server import InferenceServer
+
+    engine = LLMEngine(Config(model=None, max_num_seqs=4, max_num_batched_tokens=512, kv_cache_memory_gib=0.25,
+                              max_model_len=2048))
+    server = InferenceServer(("127.0.0.1", 0), engine, "default")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        deadline = time.monotonic() + 300
-        while not _answers(url):
-            if proc.poll() is not None:
-                pytest.fail(f"inference server exited: {log_path.read_text()[-2000:]}")
-            if time.monotonic() > deadline:
-                pytest.fail("inference server did not come up in 300 s")
-            time.sleep(1)
-        yield url
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(f"{url}/models", timeout=2).ok
-    except requests.RequestException:
-        return False
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.slow
-def test_the_real_model_states_a_fact_of_a_setup_passage_that_passes_grounding(inference_server):
-    extractor = LlmExtractor(LlmClient(inference_server, "default", timeout_s=300), max_passages=1)
+def test_the_real_model_states_a_fact_of_a_setup_passage_that_passes_grounding(default_model_server):
+    extractor = LlmExtractor(LlmClient(default_model_server, "default", timeout_s=300), max_passages=1)
     document = PdfDocument(page_texts=[SETUP_PAGE], sections=[DocSection("4 Evaluation", 1, 1)])
     result = extract_document(document, llm=extractor)
     assert result.stats["llm_requests"] == 1 and result.stats["completion_tokens"] > 0
