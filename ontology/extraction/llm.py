@@ -109,10 +109,11 @@ class LlmClient:
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "llm_requests": 0}
         self._lock = threading.Lock()
 
-    def check(self) -> None:
-        """Raise LlmUnavailable unless the server answers /models."""
+    def check(self, timeout_s: float = 30.0) -> None:
+        """Raise LlmUnavailable unless the server answers /models within `timeout_s` (a CPU server busy
+        with other papers' batches can take many seconds to answer even this)."""
         try:
-            requests.get(f"{self.base_url}/models", timeout=3).raise_for_status()
+            requests.get(f"{self.base_url}/models", timeout=timeout_s).raise_for_status()
         except requests.RequestException as exc:
             raise LlmUnavailable(f"LLM server at {self.base_url} is unreachable ({exc.__class__.__name__})") from exc
 
@@ -179,7 +180,7 @@ def fact_of(answer: LlmFact, passage: Passage, subject: str, naming: Counter[str
     return new_fact(answer.kind, said if said and said.lower() in passage.text.lower() else subject, parameter,
                     value=None if answer.kind == "trade_off" else (collapse(answer.value) or None),
                     unit=collapse(answer.unit) or None, condition=collapse(answer.condition) or None,
-                    effect=collapse(answer.effect) or None, page=passage.page, quote=collapse(answer.quote),
+                    effect=(collapse(answer.effect) or None) if answer.kind == "trade_off" else None, page=passage.page, quote=collapse(answer.quote),
                     confidence=0.5 if found.how != "coined" else 0.4, extractor="llm")
 
 

@@ -45,6 +45,14 @@ def test_guided_and_free_requests_share_a_batch(tiny_chat_llm):
     validate(json.loads(outs[1].text), FACT_SCHEMA)
 
 
+def test_fields_are_written_in_the_schemas_property_order(tiny_chat_llm):
+    reordered = {**FACT_SCHEMA, "properties": dict(reversed(list(FACT_SCHEMA["properties"].items())))}
+    outs = tiny_chat_llm.generate(["a", "b"], [SamplingParams(max_tokens=200, temperature=0, json_schema=schema)
+                                               for schema in (FACT_SCHEMA, reordered)])
+    assert list(json.loads(outs[0].text)) == ["parameter", "value", "unit"]
+    assert list(json.loads(outs[1].text)) == ["unit", "value", "parameter"]
+
+
 def test_a_schema_xgrammar_cannot_compile_is_a_value_error(tiny_chat_llm):
     with pytest.raises(ValueError, match="json_schema"):
         tiny_chat_llm.generate(["x"], SamplingParams(json_schema={"type": "no-such-type"}))
