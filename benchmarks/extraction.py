@@ -95,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtype", default="auto")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     args = p.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+    import django
+
+    django.setup()  # the rules' naming reads settings (the embedding cache)
     folder = args.pdfs or shared_corpus() / "pdfs"
     if not folder.is_dir():
         print(f"error: no PDF folder at {folder}; pass --pdfs FOLDER", file=sys.stderr)
