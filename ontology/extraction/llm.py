@@ -177,10 +177,14 @@ def fact_of(answer: LlmFact, passage: Passage, subject: str, naming: Counter[str
     parameter = found.parameter
     naming[found.how] += 1
     said = collapse(answer.subject)
-    return new_fact(answer.kind, said if said and said.lower() in passage.text.lower() else subject, parameter,
-                    value=None if answer.kind == "trade_off" else (collapse(answer.value) or None),
+    spec = spec_for(parameter)
+    # The vocabulary's default kind decides between constraint and parameter (the model mixes them up:
+    # a measured speedup is a constraint, a chosen block size a parameter); a trade-off stays one.
+    kind = spec.kind if spec is not None and answer.kind != "trade_off" and spec.kind != "trade_off" else answer.kind
+    return new_fact(kind, said if said and said.lower() in passage.text.lower() else subject, parameter,
+                    value=None if kind == "trade_off" else (collapse(answer.value) or None),
                     unit=collapse(answer.unit) or None, condition=collapse(answer.condition) or None,
-                    effect=(collapse(answer.effect) or None) if answer.kind == "trade_off" else None, page=passage.page, quote=collapse(answer.quote),
+                    effect=(collapse(answer.effect) or None) if kind == "trade_off" else None, page=passage.page, quote=collapse(answer.quote),
                     confidence=0.5 if found.how != "coined" else 0.4, extractor="llm")
 
 

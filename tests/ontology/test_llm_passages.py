@@ -155,3 +155,13 @@ def test_a_parse_result_itself_can_be_read_for_passages():
                        captions=[Caption(c.kind, c.label, c.page, c.text) for c in document.captions])
     units = sentences(document.page_texts)
     assert select_passages(parsed, units, limit=10) == select_passages(document, units, limit=10)
+
+
+def test_the_vocabulary_decides_constraint_or_parameter_but_a_trade_off_stays_one():
+    passage = Passage(1, "section", "vLLM improves throughput by up to 4x over the baseline.", 5.0)
+    stated = LlmFact(quote="improves throughput by up to 4x", kind="parameter", parameter="throughput_speedup",
+                     value="4x", unit="x", condition="", effect="", subject="")
+    assert llm_module.fact_of(stated, passage, "vLLM", Counter())["kind"] == "constraint"
+    trade = stated.model_copy(update={"kind": "trade_off", "effect": "more throughput, more memory"})
+    fact = llm_module.fact_of(trade, passage, "vLLM", Counter())
+    assert (fact["kind"], fact["value"], fact["effect"]) == ("trade_off", None, "more throughput, more memory")
