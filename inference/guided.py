@@ -80,7 +80,8 @@ class GuidedDecoding:
         return None
 
     def _compiled(self, kind: str, spec: Any) -> Any:
-        key = (kind, json.dumps(spec, sort_keys=True))
+        # Key order is kept: a schema's property order is the order the model must write the fields in.
+        key = (kind, json.dumps(spec))
         with self._lock:
             entry = self._cache.get(key)
             mine = entry is None

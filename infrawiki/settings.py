@@ -224,7 +224,9 @@ DOWNLOAD_ALLOWED_HOSTS = env_list(
 # --- the LLM used for extraction -----------------------------------------------------------
 LLM_PORT = env_int("INFRAWIKI_LLM_PORT", 8001, minimum=1)
 LLM_URL = env_url("INFRAWIKI_LLM_URL", schemes=("http", "https")) or f"http://127.0.0.1:{LLM_PORT}/v1"
-LLM_MODEL = env_str("INFRAWIKI_MODEL", "default")
+# The served model's name; the Procfile's `llm` process loads the same. Default: the packaged 1.5B
+# (inference/loader/default_model.py); "default" is the 0.5B the tests use.
+LLM_MODEL = env_str("INFRAWIKI_MODEL", "qwen2.5-coder-1.5b-instruct")
 LLM_TIMEOUT_S = env_float("INFRAWIKI_LLM_TIMEOUT_S", 300.0, minimum=1.0)
 
 # --- email ---------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from knowledge.records import (
     TableRecord,
     write_file,
 )
-from ontology.services import TradeOffExtractor, extract_document
+from ontology.services import FactExtractor, extract_document
 from papers.selectors import (
     RepoInput,
     ScoringInput,
@@ -55,7 +55,7 @@ def _arxiv_id(path: Path, parsed: ParsedPdf) -> str:
     raise ValueError(f"{path.name}: no arXiv id in the PDF's stamp or its file name (name it like 2309.06180.pdf)")
 
 
-def paper_record(path: Path, seed: dict, as_of: datetime, llm: TradeOffExtractor | None = None) -> PaperRecord:
+def paper_record(path: Path, seed: dict, as_of: datetime, llm: FactExtractor | None = None) -> PaperRecord:
     """One PDF through the pipeline: parse, extract, score — as a knowledge record (no text kept)."""
     parsed = parse_pdf(path)
     arxiv_id = _arxiv_id(path, parsed)
@@ -84,7 +84,7 @@ def paper_record(path: Path, seed: dict, as_of: datetime, llm: TradeOffExtractor
     )
 
 
-def build_records(pdf_dir: Path, as_of: datetime, llm: TradeOffExtractor | None = None,
+def build_records(pdf_dir: Path, as_of: datetime, llm: FactExtractor | None = None,
                   progress: Callable[[str], None] | None = None) -> list[PaperRecord]:
     """Records of every *.pdf in `pdf_dir`, in arXiv-id order."""
     seed = seed_entries()
@@ -103,7 +103,7 @@ def pack_header(as_of: datetime, extractor: str = "rules") -> Header:
     return Header(origin=PACK_ORIGIN, as_of=as_of, notice=f"{NOTICE} Extracted with: {extractor}.")
 
 
-def build_pack(pdf_dir: Path, out: Path, as_of: datetime, llm: TradeOffExtractor | None = None,
+def build_pack(pdf_dir: Path, out: Path, as_of: datetime, llm: FactExtractor | None = None,
                progress: Callable[[str], None] | None = None) -> int:
     """Build the pack from `pdf_dir` into `out`; returns how many papers it holds."""
     records = build_records(pdf_dir, as_of, llm, progress)

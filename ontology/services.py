@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from ontology.extraction.grounding import merge_key
 from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
-from ontology.extraction.pipeline import ExtractionResult, TradeOffExtractor, export_facts, extract_document
+from ontology.extraction.pipeline import ExtractionResult, FactExtractor, export_facts, extract_document
 from ontology.extraction.text import Document
 from ontology.models import (
     HIDDEN_STATUSES,
@@ -40,7 +40,7 @@ from ontology.search_index import index_facts, index_paper
 from ontology.techniques import techniques, techniques_for_fact
 
 __all__ = [  # what other apps use, besides the functions defined here
-    "Document", "ExtractionResult", "FactValidationError", "LlmUnavailable", "TradeOffExtractor",
+    "Document", "ExtractionResult", "FactValidationError", "LlmUnavailable", "FactExtractor",
     "default_llm_extractor", "export_facts", "extract_document", "index_facts", "index_paper", "use_page_reader",
 ]
 log = logging.getLogger(__name__)
@@ -428,7 +428,7 @@ def finish_run(run: ExtractionRun, status: str, started: float, stats: dict | No
     return run
 
 
-def ingest_document(paper, document: Document | Callable[[], Document], *, llm: TradeOffExtractor | None = None,
+def ingest_document(paper, document: Document | Callable[[], Document], *, llm: FactExtractor | None = None,
                     use_llm: bool = False, index: bool = True) -> ExtractionRun:
     """The ontology's one write entry point for a parsed document of a stored paper: extract its facts
     (rules, plus `llm`, or the default LLM extractor when `use_llm`), validate and ground them, store

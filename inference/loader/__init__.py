@@ -1,7 +1,7 @@
 """Model loading: path -> (DecoderForCausalLM on the target device and dtype, ModelConfig, tokenizer).
 
-Runs once per engine. Accepts a .gguf file, a Hugging Face safetensors folder, or None/"default" for
-the packaged default GGUF (loader/default_model.py).
+Runs once per engine. Accepts a .gguf file, a Hugging Face safetensors folder, None/"default" for
+the packaged default GGUF, or a packaged model's name (loader/default_model.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 from inference.layers.rotary import RotaryEmbedding
 from inference.loader import gguf_loader, hf_loader
-from inference.loader.default_model import DEFAULT_MODEL_NAME, default_model_path
+from inference.loader.default_model import PACKAGED_MODELS, packaged_model, packaged_model_path
 from inference.loader.tokenizer import load_folder_tokenizer, load_gguf_tokenizer
 from inference.models import DecoderForCausalLM, ModelConfig
 
@@ -29,11 +29,13 @@ class LoadedModel:
 
 
 def resolve_model_path(model: str | Path | None) -> Path:
-    if model is None or str(model) == "default":
-        return default_model_path()
-    path = Path(model).expanduser()
+    packaged = packaged_model(model)
+    if packaged is not None:
+        return packaged_model_path(packaged)
+    path = Path(str(model)).expanduser()
     if not path.exists():
-        raise FileNotFoundError(f"model {str(model)!r} not found: pass a .gguf file, a Hugging Face folder, or 'default'")
+        raise FileNotFoundError(f"model {str(model)!r} not found: pass a .gguf file, a Hugging Face folder, "
+                                f"'default', or one of {', '.join(PACKAGED_MODELS)}")
     return path
 
 
@@ -86,7 +88,8 @@ def load_model(model: str | Path | None, dtype: torch.dtype, device: str) -> Loa
         cfg = gguf_loader.read_config(reader)
         tensors = gguf_loader.iter_tensors(reader, cfg)
         tokenizer = load_gguf_tokenizer(path) if "tokenizer.ggml.tokens" in reader.metadata else None
-        name = DEFAULT_MODEL_NAME if model in (None, "default") else path.stem
+        packaged = packaged_model(model)
+        name = packaged.name if packaged is not None else path.stem
     else:
         cfg = hf_loader.read_config(path)
         tensors = hf_loader.iter_tensors(path)

@@ -2,8 +2,9 @@
 
 Runs on every extractor's output. A fact is kept only if its quote is an exact span of a page
 (whitespace collapsed, case-insensitive; its page is corrected to where the quote is), reads as
-prose rather than figure or table text, and its stated value occurs in the quote. Facts that several extractors found are merged into one, which
-keeps every extractor's name and the highest confidence.
+prose rather than figure or table text, and its stated value occurs in the quote. Facts that several
+extractors found are merged into one, which keeps every extractor's name, the highest confidence and
+the best quote (`better_quote`).
 """
 from __future__ import annotations
 
@@ -63,12 +64,22 @@ def merge_key(fact: dict) -> tuple:
     return fact["kind"], fact["parameter"], value, fact.get("page")
 
 
+# A quote shorter than this rarely says what the number is of ("40 GB"), so it never wins on length.
+MIN_TELLING_QUOTE = 24
+
+
+def better_quote(kept: str, other: str) -> bool:
+    """True when `other` is the better of two grounded quotes for the same fact: the shorter span that
+    still says what the value is of (FACTS_FORMAT asks for the shortest span stating the fact)."""
+    return MIN_TELLING_QUOTE <= len(other) < len(kept)
+
+
 def merge(facts: list[dict]) -> list[dict]:
     """One fact per merge key; extractors joined ('llm+rules').
 
     The most confident fact's fields win, and its confidence rises by 0.1 (at most 1.0) for each
     other fact merged into it: agreement is evidence. An LLM-written effect or condition fills a
-    rule fact's.
+    rule fact's, and the better quote of the two is kept (with its page).
     """
     merged: dict[tuple, dict] = {}
     for fact in sorted(facts, key=lambda f: -f.get("confidence", 0.0)):
@@ -83,4 +94,6 @@ def merge(facts: list[dict]) -> list[dict]:
         for field in ("condition", "effect"):
             if fact.get(field) and (not into.get(field) or fact["extractor"] == "llm"):
                 into[field] = fact[field]
+        if better_quote(into["quote"], fact["quote"]):
+            into["quote"], into["page"] = fact["quote"], fact["page"]
     return list(merged.values())

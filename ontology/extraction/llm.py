@@ -1,75 +1,102 @@
-"""The LLM extractor: asks the engine (OpenAI-compatible HTTP API) about trade-off candidates.
+"""The LLM extractor: asks the engine (OpenAI-compatible HTTP API) for the facts of a paper's best passages.
 
-Runs inside an extraction after the rule extractors, on the top-N ranked trade-off sentences only
-(the CPU budget is ~60 s a paper), sent concurrently (`max_concurrency` at a time) so the engine
-batches them. Each answer is
-guided by a JSON schema (response_format json_schema), then parsed and validated again here: output
-that is not JSON or breaks the schema is rejected with the reason and never becomes a fact.
-An unreachable server raises LlmUnavailable so the Celery task can retry later.
+Runs inside an extraction after the rule extractors, on at most `max_passages` passages a paper
+(ontology.extraction.passages picks them by a generic score; the CPU budget is ~2 minutes a paper on
+the 1.5B model), sent concurrently (`max_concurrency` at a time) so the engine batches them. Every
+call starts with the same system message (the instructions and few-shot of ontology/prompts), so the
+server's prefix cache computes it once for all of them. Each answer is guided by a JSON schema
+(response_format json_schema) and parsed and validated again here: output that is not JSON or breaks
+the schema is rejected with the reason and never becomes a fact. The facts still have to pass
+grounding (pipeline) before they are stored. An unreachable server raises LlmUnavailable so the
+Celery task can retry later.
 """
 from __future__ import annotations
 
 import json
 import logging
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any, Literal
 
 import requests
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ontology.extraction.facts import new_fact
-from ontology.extraction.tradeoffs import TradeOffCandidate
-from ontology.vocabulary import parameter_specs
+from ontology.extraction.naming import Name, name_quantity
+from ontology.extraction.passages import Passage, select_passages
+from ontology.extraction.text import Document, Sentence, collapse
+from ontology.schema import MAX_QUOTE
+from ontology.vocabulary import parameters_mentioned, spec_for
 
 log = logging.getLogger(__name__)
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+INSTRUCTIONS = PROMPTS / "facts.txt"
+EXAMPLES = PROMPTS / "facts_examples.jsonl"
+MAX_FACTS_PER_PASSAGE = 3
+# A quote shorter than this ("windowing", "λ = 4") does not say what the fact is; the guided decoder
+# makes the model write a longer span.
+MIN_QUOTE_CHARS = 20
 
 
 class LlmUnavailable(RuntimeError):
     """The LLM server cannot be reached (or is overloaded): retry later."""
 
 
-# The longest metric name an answer may give, in the guided-decoding schema and in the check of the reply.
-MAX_METRIC_CHARS = 80
-
-
-class LlmAnswer(BaseModel):
-    """What the model must return for one candidate sentence."""
+class LlmFact(BaseModel):
+    """One fact as the model states it (empty strings for fields that do not apply)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    is_trade_off: bool
-    parameter: str = Field(min_length=2, max_length=60, pattern=r"^[a-z][a-z0-9_]*$")
-    improves: str = Field(min_length=2, max_length=MAX_METRIC_CHARS)
-    worsens: str = Field(min_length=2, max_length=MAX_METRIC_CHARS)
-
-    @model_validator(mode="after")
-    def _names_two_different_metrics(self) -> LlmAnswer:
-        improves, worsens = self.improves.strip().lower(), self.worsens.strip().lower()
-        if improves == worsens:
-            raise ValueError("improves and worsens name the same thing")
-        if self.parameter in {improves.replace(" ", "_"), worsens.replace(" ", "_")}:
-            raise ValueError("improves/worsens repeat the parameter instead of naming a metric")
-        return self
+    quote: str = Field(min_length=MIN_QUOTE_CHARS, max_length=MAX_QUOTE)
+    kind: Literal["constraint", "parameter", "trade_off"]
+    parameter: str = Field(min_length=2, max_length=48, pattern=r"^[a-z][a-z0-9_]*$")
+    value: str = Field(max_length=40)
+    unit: str = Field(max_length=16)
+    condition: str = Field(max_length=100)
+    effect: str = Field(max_length=160)
+    subject: str = Field(max_length=40)
 
 
-def knob_names() -> list[str]:
-    """Canonical names of the knobs (parameter-kind templates) a trade-off can be about."""
-    return sorted(name for name, spec in parameter_specs().items() if spec.kind == "parameter")
+class LlmAnswer(BaseModel):
+    """What the model must return for one passage."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    facts: list[LlmFact] = Field(max_length=MAX_FACTS_PER_PASSAGE)
 
 
 @cache
 def answer_schema() -> dict:
-    """JSON schema for guided decoding: LlmAnswer's own schema, with the parameter narrowed to one
-    of the catalogue's knobs.
+    """JSON schema for guided decoding, LlmAnswer's own; one schema for every request, so the server
+    compiles its grammar once and reuses it."""
+    return LlmAnswer.model_json_schema()
 
-    One schema for every request, so the server compiles its grammar once and reuses it.
-    """
-    schema = LlmAnswer.model_json_schema()
-    schema["properties"]["parameter"] = {"type": "string", "enum": knob_names()}
-    return schema
+
+@dataclass(frozen=True)
+class Prompt:
+    """The shared system message (instructions + few-shot) and the per-passage user message template."""
+
+    system: str
+
+    @staticmethod
+    def user(passage: str, page: int) -> str:
+        return f"Passage (page {page}): {passage}"
+
+
+@cache
+def load_prompt(instructions: Path = INSTRUCTIONS, examples: Path = EXAMPLES) -> Prompt:
+    """The prompt from its files: the instructions, then each example as a passage and its JSON answer."""
+    parts = [instructions.read_text().strip(), "", "Examples:"]
+    for line in examples.read_text().splitlines():
+        if line.strip():
+            example = json.loads(line)
+            LlmAnswer.model_validate(example["answer"])  # a broken example would teach a broken format
+            parts += [Prompt.user(example["passage"], example["page"]), json.dumps(example["answer"], ensure_ascii=False)]
+    return Prompt("\n".join(parts))
 
 
 class LlmClient:
@@ -82,21 +109,24 @@ class LlmClient:
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "llm_requests": 0}
         self._lock = threading.Lock()
 
-    def check(self) -> None:
-        """Raise LlmUnavailable unless the server answers /models."""
+    def check(self, timeout_s: float = 30.0) -> None:
+        """Raise LlmUnavailable unless the server answers /models within `timeout_s` (a CPU server busy
+        with other papers' batches can take many seconds to answer even this)."""
         try:
-            requests.get(f"{self.base_url}/models", timeout=3).raise_for_status()
+            requests.get(f"{self.base_url}/models", timeout=timeout_s).raise_for_status()
         except requests.RequestException as exc:
             raise LlmUnavailable(f"LLM server at {self.base_url} is unreachable ({exc.__class__.__name__})") from exc
 
-    def chat(self, prompt: str, schema: dict, max_tokens: int = 96) -> str:
-        """The model's reply text for one user prompt, decoded under `schema`."""
-        body = {
+    def chat(self, prompt: str, schema: dict, max_tokens: int = 96, system: str | None = None) -> str:
+        """The model's reply text for one user prompt (after `system`, the part every call shares, so the
+        server's prefix cache holds it once), decoded under `schema`."""
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": messages,
             "max_tokens": max_tokens,
             "temperature": 0.0,
-            "response_format": {"type": "json_schema", "json_schema": {"name": "trade_off", "schema": schema}},
+            "response_format": {"type": "json_schema", "json_schema": {"name": "facts", "schema": schema}},
         }
         try:
             response = requests.post(f"{self.base_url}/chat/completions", json=body, timeout=self.timeout_s)
@@ -127,58 +157,86 @@ def parse_answer(raw: str) -> LlmAnswer:
         raise ValueError(f"model output breaks the schema: {fields}") from None
 
 
-class LlmExtractor:
-    """Trade-off facts from the top candidates, one request per sentence, `max_concurrency` in flight
-    at once (1 = one request at a time); the engine batches whatever arrives together."""
+def parameter_name(stated: str, quote: str) -> Name:
+    """The model's parameter name met with the vocabulary: its words as a catalogue name or synonym, else
+    the one catalogue knob its quote names, else the nearest catalogue entry by embedding, else the
+    model's own snake_case name, recorded as coined (new)."""
+    found = name_quantity(stated.replace("_", " "), use_embedding=False)
+    if found is not None and found.how == "vocabulary":
+        return found
+    mentioned = [name for name in parameters_mentioned(quote) if spec_for(name)]
+    if len(mentioned) == 1:
+        return Name(mentioned[0], "vocabulary")
+    return name_quantity(stated.replace("_", " ")) or Name(stated, "coined")
 
-    def __init__(self, client: LlmClient, prompt_file: Path = PROMPTS / "trade_off.txt",
-                 max_concurrency: int = 8) -> None:
+
+def fact_of(answer: LlmFact, passage: Passage, subject: str, naming: Counter[str]) -> dict:
+    """The fact dict for one stated fact: the parameter named through the vocabulary (naming counts how),
+    the paper's subject unless the model named one that the passage itself contains."""
+    found = parameter_name(answer.parameter, answer.quote)
+    parameter = found.parameter
+    naming[found.how] += 1
+    said = collapse(answer.subject)
+    spec = spec_for(parameter)
+    # The vocabulary's default kind decides between constraint and parameter (the model mixes them up:
+    # a measured speedup is a constraint, a chosen block size a parameter); a trade-off stays one.
+    kind = spec.kind if spec is not None and answer.kind != "trade_off" and spec.kind != "trade_off" else answer.kind
+    return new_fact(kind, said if said and said.lower() in passage.text.lower() else subject, parameter,
+                    value=None if kind == "trade_off" else (collapse(answer.value) or None),
+                    unit=collapse(answer.unit) or None, condition=collapse(answer.condition) or None,
+                    effect=(collapse(answer.effect) or None) if kind == "trade_off" else None, page=passage.page, quote=collapse(answer.quote),
+                    confidence=0.5 if found.how != "coined" else 0.4, extractor="llm")
+
+
+class LlmExtractor:
+    """Facts from a paper's best passages, one request per passage, `max_concurrency` in flight at once
+    (1 = one request at a time); the engine batches whatever arrives together."""
+
+    def __init__(self, client: LlmClient, prompt: Prompt | None = None, max_passages: int = 8,
+                 max_concurrency: int = 8, max_tokens: int = 320) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
         self.client = client
-        self.template = prompt_file.read_text()
+        self.prompt = prompt or load_prompt()
+        self.max_passages = max_passages
         self.max_concurrency = max_concurrency
+        self.max_tokens = max_tokens
+        self.naming: Counter[str] = Counter()
 
     @property
     def usage(self) -> dict:
-        return dict(self.client.usage)
+        return {**self.client.usage, "llm_naming": dict(self.naming)}
 
-    def prompt(self, candidate: TradeOffCandidate, subject: str) -> str:
-        return self.template.format(
-            subject=subject, page=candidate.sentence.page, sentence=candidate.sentence.quote(),
-            hints=", ".join(candidate.parameters) or "none",
-        )
-
-    def _one(self, candidate: TradeOffCandidate, subject: str) -> tuple[dict | None, tuple[str, str] | None]:
-        raw = self.client.chat(self.prompt(candidate, subject), answer_schema())
+    def _one(self, passage: Passage, subject: str) -> tuple[list[dict], tuple[str, str] | None]:
+        raw = self.client.chat(Prompt.user(passage.text, passage.page), answer_schema(), self.max_tokens,
+                               system=self.prompt.system)
         try:
             answer = parse_answer(raw)
         except ValueError as exc:
-            log.warning("rejected LLM output for p.%s: %s", candidate.sentence.page, exc)
-            return None, (raw, str(exc))
-        if not answer.is_trade_off:
-            return None, None
-        fact = new_fact("trade_off", subject, answer.parameter,
-                        effect=f"improves {answer.improves.strip()}; worsens {answer.worsens.strip()}",
-                        page=candidate.sentence.page, quote=candidate.sentence.quote(),
-                        confidence=0.6 if answer.parameter in candidate.parameters else 0.4, extractor="llm")
-        return fact, None
+            log.warning("rejected LLM output for p.%s: %s", passage.page, exc)
+            return [], (raw, str(exc))
+        return [fact_of(stated, passage, subject, self.naming) for stated in answer.facts], None
 
-    def extract(self, candidates: list[TradeOffCandidate], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:
-        """(facts, rejected outputs); raises LlmUnavailable when the server cannot be reached."""
-        if not candidates:
+    def extract_passages(self, passages: list[Passage], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:
+        """(facts, rejected outputs) for these passages; raises LlmUnavailable when the server cannot be reached."""
+        if not passages:
             return [], []
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(candidates))) as pool:
-            results = list(pool.map(lambda c: self._one(c, subject), candidates))
-        facts = [fact for fact, _ in results if fact]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(passages))) as pool:
+            results = list(pool.map(lambda p: self._one(p, subject), passages))
+        facts = [fact for found, _ in results for fact in found]
         rejected = [bad for _, bad in results if bad]
         return facts, rejected
 
+    def extract(self, document: Document, units: list[Sentence], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:
+        """(facts, rejected outputs) for the document's best `max_passages` passages."""
+        return self.extract_passages(select_passages(document, units, self.max_passages), subject)
 
-def default_llm_extractor(max_concurrency: int = 8) -> LlmExtractor:
-    """The extractor for settings.LLM_URL / LLM_MODEL; raises LlmUnavailable if it does not answer."""
+
+def default_llm_extractor(max_concurrency: int = 8, url: str | None = None) -> LlmExtractor:
+    """The extractor for `url` (else settings.LLM_URL) and settings.LLM_MODEL; raises LlmUnavailable if it
+    does not answer."""
     from django.conf import settings
 
-    client = LlmClient(settings.LLM_URL, settings.LLM_MODEL, settings.LLM_TIMEOUT_S)
+    client = LlmClient(url or settings.LLM_URL, settings.LLM_MODEL, settings.LLM_TIMEOUT_S)
     client.check()
     return LlmExtractor(client, max_concurrency=max_concurrency)

@@ -2,8 +2,9 @@
 -> schema validation -> grounding -> merge. Django-free, so `extract_pdf` and the Celery task
 share it; storing the result is ontology.services' job.
 
-The LLM extractor runs only when an `LlmExtractor` is passed; its timings and token counts come
-back in `ExtractionResult.stats` so the share of time spent in the LLM can be reported.
+The LLM extractor runs only when an `LlmExtractor` is passed; its timings, token counts and how many
+of its facts grounding dropped come back in `ExtractionResult.stats` so the share of time spent in
+the LLM, and what it cost in precision, can be reported.
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from ontology.extraction.improvements import extract_improvements, paper_topic_s
 from ontology.extraction.rules import RULES, apply_rules
 from ontology.extraction.statements import STATEMENT_RULES
 from ontology.extraction.subjects import paper_subject
-from ontology.extraction.text import Document, sentences
-from ontology.extraction.tradeoffs import TradeOffCandidate, rule_trade_offs, trade_off_candidates
+from ontology.extraction.text import Document, Sentence, sentences
+from ontology.extraction.tradeoffs import rule_trade_offs, trade_off_candidates
 from ontology.schema import FactValidationError, validate_fact
 from ontology.units import format_number
 from ontology.vocabulary import spec_for
@@ -27,10 +28,10 @@ from ontology.vocabulary import spec_for
 log = logging.getLogger(__name__)
 
 
-class TradeOffExtractor(Protocol):
+class FactExtractor(Protocol):
     """What the pipeline needs from the LLM extractor (ontology.extraction.llm.LlmExtractor)."""
 
-    def extract(self, candidates: list[TradeOffCandidate], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:
+    def extract(self, document: Document, units: list[Sentence], subject: str) -> tuple[list[dict], list[tuple[str, str]]]:
         """(facts, [(raw output, error)] for outputs that were rejected)."""
         ...
 
@@ -84,7 +85,7 @@ def export_facts(facts: list[dict]) -> list[dict]:
     return [{**{name: fact.get(name) for name in FACT_FIELDS}, "value": export_value(fact)} for fact in facts]
 
 
-def extract_document(document: Document, llm: TradeOffExtractor | None = None, llm_top_n: int = 6) -> ExtractionResult:
+def extract_document(document: Document, llm: FactExtractor | None = None) -> ExtractionResult:
     """All grounded, validated, merged facts of one document (and what was rejected, and timings)."""
     started = time.perf_counter()
     subject = paper_subject(document.title, document.abstract or document.page_texts[0][:3000],
@@ -99,7 +100,7 @@ def extract_document(document: Document, llm: TradeOffExtractor | None = None, l
     rejected: list[tuple[str, str]] = []
     if llm is not None:
         llm_started = time.perf_counter()
-        llm_facts, llm_rejected = llm.extract(candidates[:llm_top_n], subject)
+        llm_facts, llm_rejected = llm.extract(document, units, subject)
         stats["llm_s"] = round(time.perf_counter() - llm_started, 3)
         stats.update(getattr(llm, "usage", {}))
         raw += llm_facts
@@ -112,5 +113,7 @@ def extract_document(document: Document, llm: TradeOffExtractor | None = None, l
     facts.sort(key=lambda f: (f["page"], f["kind"], f["parameter"]))
     stats["new_parameters"] = sorted({f["parameter"] for f in facts if spec_for(f["parameter"]) is None})
     stats.update(raw=len(raw), dropped_ungrounded=len(dropped), facts=len(facts),
+                 llm_facts_stated=sum(f["extractor"] == "llm" for f in raw),
+                 llm_dropped_ungrounded=sum(f["extractor"] == "llm" for f, _ in dropped),
                  total_s=round(time.perf_counter() - started, 3))
     return ExtractionResult(subject=subject, facts=facts, rejected=rejected, stats=stats)

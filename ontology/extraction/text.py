@@ -40,7 +40,8 @@ class DocumentSection(Protocol):
 
 
 class DocumentTable(Protocol):
-    """One table: the 1-based page it is on, its caption, and its cells row by row."""
+    """One table: the 1-based page it is on, its caption, its cells row by row, and its data rows as
+    sentences of header and cells (built by the papers app, which parses tables)."""
 
     @property
     def page(self) -> int: ...
@@ -48,6 +49,7 @@ class DocumentTable(Protocol):
     def caption(self) -> str: ...
     @property
     def cells(self) -> list[list[str]]: ...
+    def row_sentences(self) -> list[str]: ...
 
 
 class DocumentCaption(Protocol):

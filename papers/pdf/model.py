@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from papers.pdf.table_rows import table_rows
+
 
 class PdfError(Exception):
     """A PDF that cannot be parsed; `reason` says what a person can do about it."""
@@ -36,6 +38,11 @@ class ParsedTable:
     n_rows: int
     n_cols: int
     cells: list[list[str]]
+
+    def row_sentences(self) -> list[str]:
+        """Each data row as a sentence of its header and cells (papers.pdf.table_rows), what the LLM
+        extractor reads of a table and what a soup quote is shown as."""
+        return [row.sentence for row in table_rows(self.cells, self.page, self.caption)]
 
 
 @dataclass

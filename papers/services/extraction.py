@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ontology.services import LlmUnavailable, TradeOffExtractor, ingest_document
+from ontology.services import FactExtractor, LlmUnavailable, ingest_document
 from papers.events import record_event
 from papers.models import Paper
 from papers.pdf import Caption, ParsedPdf, ParsedSection, ParsedTable
@@ -63,7 +63,7 @@ def _read_stored(paper: Paper) -> ParsedPdf:
     return stored_document(paper)
 
 
-def extract_paper(paper_id: int, llm: TradeOffExtractor | None = None, use_llm: bool = True,
+def extract_paper(paper_id: int, llm: FactExtractor | None = None, use_llm: bool = True,
                   document: ParsedPdf | None = None, index: bool = False):
     """Run the extractors on the paper's document (`document`, or its stored parse) and store the
     facts; returns the ontology's run record. `index` builds the paper's search entries too (for a

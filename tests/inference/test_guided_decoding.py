@@ -12,8 +12,8 @@ FACT_SCHEMA = {
     "type": "object",
     "properties": {
         "parameter": {"type": "string", "maxLength": 20},
-        "value": {"type": "integer"},
         "unit": {"enum": ["tokens", "GiB", "ms"]},
+        "value": {"type": "integer"},  # last: a random model may write digits until max_tokens
     },
     "required": ["parameter", "value", "unit"],
     "additionalProperties": False,
@@ -43,6 +43,16 @@ def test_guided_and_free_requests_share_a_batch(tiny_chat_llm):
     )
     assert len(outs[0].token_ids) == 10
     validate(json.loads(outs[1].text), FACT_SCHEMA)
+
+
+def test_fields_are_written_in_the_schemas_property_order(tiny_chat_llm):
+    fields = {"kind": {"enum": ["a", "b"]}, "unit": {"enum": ["ms", "GB"]}, "name": {"type": "string", "maxLength": 4}}
+    schemas = [{"type": "object", "properties": dict(order), "required": list(fields), "additionalProperties": False}
+               for order in (list(fields.items()), list(reversed(fields.items())))]
+    outs = tiny_chat_llm.generate(["a", "b"], [SamplingParams(max_tokens=60, temperature=0, json_schema=schema)
+                                               for schema in schemas])
+    assert list(json.loads(outs[0].text)) == ["kind", "unit", "name"]
+    assert list(json.loads(outs[1].text)) == ["name", "unit", "kind"]
 
 
 def test_a_schema_xgrammar_cannot_compile_is_a_value_error(tiny_chat_llm):

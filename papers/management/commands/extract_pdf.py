@@ -3,9 +3,9 @@
 Used by the fact-extraction eval and by people trying the extractor on a paper. Prints
 {"paper": {...}, "facts": [...]} (../shared/eval/FACTS_FORMAT.md); a PDF without a text layer or an
 unreadable, encrypted or corrupt one exits 2 with an error a person can act on. The PDF is read
-once (papers.pdf.parse_pdf), and that parse is the document the ontology's extraction reads. The LLM
-extractor runs when the server at settings.LLM_URL answers; otherwise the rule extractors run alone
-and stderr says so.
+once (papers.pdf.parse_pdf); its pages, outline, tables and captions go to the ontology's extraction.
+The LLM extractor runs when the server at `--llm-url` (else settings.LLM_URL, INFRAWIKI_LLM_URL)
+answers; otherwise the rule extractors run alone and stderr says so. `--no-llm` runs the rules only.
 """
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--json", dest="as_json", action="store_true", help="print the FACTS_FORMAT JSON")
         parser.add_argument("--no-llm", action="store_true", help="rule extractors only")
+        parser.add_argument("--llm-url", default=None,
+                            help="OpenAI-compatible server to extract with, e.g. http://127.0.0.1:8001/v1 "
+                                 "(default: settings.LLM_URL)")
 
-    def handle(self, *args, path: str, as_json: bool = False, no_llm: bool = False, **options) -> None:
+    def handle(self, *args, path: str, as_json: bool = False, no_llm: bool = False, llm_url: str | None = None,
+               **options) -> None:
         pdf = Path(path)
         if not pdf.is_file():
             raise CommandError(f"{pdf}: no such file", returncode=2)
@@ -38,7 +42,7 @@ class Command(BaseCommand):
         llm = None
         if not no_llm:
             try:
-                llm = default_llm_extractor()
+                llm = default_llm_extractor(url=llm_url)
             except LlmUnavailable as exc:
                 self.stderr.write(f"LLM extractor skipped: {exc}")
         try:
