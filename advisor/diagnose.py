@@ -29,6 +29,7 @@ from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
 from ontology.techniques import TechniqueSpec, techniques, techniques_in_text
+from papers import selectors as paper_selectors
 
 MAX_QUERY_CHARS = 2000
 MAX_FINDINGS = 3
@@ -131,8 +132,11 @@ def rank_techniques(query: str, strict: bool = False) -> list[dict[str, Any]]:
 
 
 def _evidence(vector: np.ndarray, name: str) -> list[dict[str, Any]]:
-    """The linked facts nearest to the text, one per paper, from papers that discuss the technique by name."""
-    rows = ontology_selectors.technique_facts_near(vector, name, limit=80)
+    """The linked facts nearest to the text, one per paper, from papers that discuss the technique by name;
+    never from a neighbour paper screening set aside (a training or pruning paper is not serving advice)."""
+    neighbours = paper_selectors.neighbour_papers()
+    rows = [row for row in ontology_selectors.technique_facts_near(vector, name, limit=80)
+            if row["paper"] not in neighbours]
     named: dict[str, int] = {}
     for row in rows:
         named[row["paper"]] = named.get(row["paper"], 0) + row["names_technique"]

@@ -5,6 +5,7 @@ then the page and API reads.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from papers.arxiv_ids import NEW_STYLE
 from papers.models import CodeRepo, IdentityConflict, Paper, PaperAuthor, PipelineEvent, Section
 from papers.models.digest import Subscription
 from papers.models.paper import READ_STATUSES
@@ -129,11 +131,39 @@ def papers_new_since(since: datetime, limit: int = 20) -> list[Paper]:
                 .order_by("-new_at", "arxiv_id")[:limit])
 
 
+_NEW_STYLE_ID = re.compile(rf"^{NEW_STYLE}$")
+# A latest scorecard whose screening found a neighbour (training, pruning, serverless functions), not
+# a serving paper (papers.scoring.rules.serving_focus): kept and scored, but not put before a reader.
+NEIGHBOUR_SCORE = Q(screening__serving_focus__answer="no")
+
+
+def neighbour_papers() -> set[str]:
+    """Ids of the papers screening found to be neighbours rather than serving papers (diagnose leaves them out)."""
+    return set(Score.objects.filter(NEIGHBOUR_SCORE, is_latest=True).values_list("paper__arxiv_id", flat=True))
+
+
 def top_scored_papers(limit: int = 10) -> list[Paper]:
     """The best latest scores of papers that were read (a PDF parsed), highest first; an unread
-    paper's score judges its abstract alone, so it is not ranked against them."""
+    paper's score judges its abstract alone, so it is not ranked against them. Neighbours are left out."""
     papers = with_latest_score(Paper.objects.filter(scores__is_latest=True, status__in=READ_STATUSES))
+    papers = papers.exclude(latest__screening__serving_focus__answer="no")
     return list(papers.order_by("-score_total", "arxiv_id")[:limit])
+
+
+def _submitted(paper: Paper) -> str:
+    """A sortable submission month: the arXiv id's YYMM (new-style ids), else the arXiv date; "" unknown."""
+    match = _NEW_STYLE_ID.match(paper.arxiv_id)
+    if match:
+        return f"20{paper.arxiv_id[:2]}-{paper.arxiv_id[2:4]}"
+    return f"{paper.published:%Y-%m}" if paper.published else ""
+
+
+def newest_read_papers(limit: int = 8) -> list[Paper]:
+    """The most recently submitted papers this install has read (here or in the knowledge pack),
+    neighbours left out; papers with no known date (a local id, no arXiv listing) come last."""
+    papers = with_latest_score(Paper.objects.filter(status__in=READ_STATUSES)).exclude(
+        latest__screening__serving_focus__answer="no").only("arxiv_id", "title", "published", "status", "pdf_url")
+    return sorted(papers, key=lambda p: (_submitted(p), p.arxiv_id), reverse=True)[:limit]
 
 
 RATE_WINDOW = timedelta(minutes=15)
