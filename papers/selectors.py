@@ -134,7 +134,10 @@ def papers_new_since(since: datetime, limit: int = 20) -> list[Paper]:
 _NEW_STYLE_ID = re.compile(rf"^{NEW_STYLE}$")
 # A latest scorecard whose screening found a neighbour (training, pruning, serverless functions), not
 # a serving paper (papers.scoring.rules.serving_focus): kept and scored, but not put before a reader.
-NEIGHBOUR_SCORE = Q(screening__serving_focus__answer="no")
+# Containment, not a key lookup: a scorecard without the answer (scored before rules version 2) is no neighbour,
+# where `exclude(screening__serving_focus__answer="no")` would drop it (its missing key compares as NULL).
+NEIGHBOUR_ANSWER = {"serving_focus": {"answer": "no"}}
+NEIGHBOUR_SCORE = Q(screening__contains=NEIGHBOUR_ANSWER)
 
 
 def neighbour_papers() -> set[str]:
@@ -146,7 +149,7 @@ def top_scored_papers(limit: int = 10) -> list[Paper]:
     """The best latest scores of papers that were read (a PDF parsed), highest first; an unread
     paper's score judges its abstract alone, so it is not ranked against them. Neighbours are left out."""
     papers = with_latest_score(Paper.objects.filter(scores__is_latest=True, status__in=READ_STATUSES))
-    papers = papers.exclude(latest__screening__serving_focus__answer="no")
+    papers = papers.exclude(latest__screening__contains=NEIGHBOUR_ANSWER)
     return list(papers.order_by("-score_total", "arxiv_id")[:limit])
 
 
@@ -162,7 +165,7 @@ def newest_read_papers(limit: int = 8) -> list[Paper]:
     """The most recently submitted papers this install has read (here or in the knowledge pack),
     neighbours left out; papers with no known date (a local id, no arXiv listing) come last."""
     papers = with_latest_score(Paper.objects.filter(status__in=READ_STATUSES)).exclude(
-        latest__screening__serving_focus__answer="no").only("arxiv_id", "title", "published", "status", "pdf_url")
+        latest__screening__contains=NEIGHBOUR_ANSWER).only("arxiv_id", "title", "published", "status", "pdf_url")
     return sorted(papers, key=lambda p: (_submitted(p), p.arxiv_id), reverse=True)[:limit]
 
 
