@@ -131,13 +131,19 @@ def rank_techniques(query: str, strict: bool = False) -> list[dict[str, Any]]:
 
 
 def _evidence(vector: np.ndarray, name: str) -> list[dict[str, Any]]:
-    """The linked facts nearest to the text, one per paper, from papers that discuss the technique by name."""
-    rows = ontology_selectors.technique_facts_near(vector, name, limit=80)
+    """The linked facts nearest to the text, one per paper, papers that name the technique most often first;
+    never from a neighbour paper screening set aside (a training or pruning paper is not serving advice)."""
+    neighbours = paper_selectors.neighbour_papers()
+    rows = [row for row in ontology_selectors.technique_facts_near(vector, name, limit=80)
+            if row["paper"] not in neighbours]
     named: dict[str, int] = {}
     for row in rows:
         named[row["paper"]] = named.get(row["paper"], 0) + row["names_technique"]
     out, seen = [], set()
-    for row in sorted(rows, key=lambda r: (named[r["paper"]] == 0, r["distance"])):
+    # A paper naming the technique in more of the facts nearest the text treats it in depth; one that names
+    # it once (a related-work line) comes after, however near that line is. With a few dozen papers
+    # per technique, nearness alone let passing mentions crowd out the papers that built or measured it.
+    for row in sorted(rows, key=lambda r: (-named[r["paper"]], r["distance"])):
         if row["paper"] not in seen:
             seen.add(row["paper"])
             out.append({"paper": row["paper"], "page": row["page"], "quote": row["quote"]})

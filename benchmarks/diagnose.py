@@ -4,7 +4,8 @@ Run by hand or `make bench-diagnose`. It builds a throw-away database, ingests e
 ../shared/corpus/pdfs (parse + rule extraction, no LLM, so the figure does not depend on a server)
 or, with `--pack`, loads what a fresh `make run` loads (the seed list and the shipped knowledge
 pack, no PDF), then asks each question of tests/data/diagnose_dev.json or diagnose_heldout.json and counts
-a hit when an expected paper is cited by the evidence of the top 3 findings. The development
+a hit when an expected paper is cited by the evidence of the top 3 findings, and reports how many
+answers cite two or more distinct papers (one source is a thin answer). The development
 questions' unanswerable texts must come back with no findings. The stricter figure counts only the
 first quote of the first finding (a top-3 hit is easy on a corpus of a dozen papers). `--keep` then `--reuse` skips the
 ingest on a second run (about two minutes on a laptop CPU).
@@ -84,19 +85,20 @@ def evaluate(split: str, verbose: bool) -> dict:
     from advisor.diagnose import diagnose
 
     data = json.loads(SPLITS[split].read_text())
-    hits = firsts = 0
+    hits = firsts = several = 0
     for question in data["questions"]:
         result = diagnose(question["query"])
         hit = bool(set(cited(result)) & set(question["papers"]))
         hits += hit
+        several += len(set(cited(result))) >= 2
         firsts += bool(result["findings"] and result["findings"][0]["evidence"]
                        and result["findings"][0]["evidence"][0]["paper"] in question["papers"])
         if verbose:
             print(f"  {'HIT ' if hit else 'miss'} {question['query']!r} -> "
                   f"{[(f['technique'], [e['paper'] for e in f['evidence']]) for f in result['findings']]}")
     refused = sum(not diagnose(text)["findings"] for text in data.get("unanswerable", []))
-    return {"questions": len(data["questions"]), "hits": hits, "firsts": firsts, "unanswerable": len(data.get("unanswerable", [])),
-            "refused": refused}
+    return {"questions": len(data["questions"]), "hits": hits, "firsts": firsts, "several_papers": several,
+            "unanswerable": len(data.get("unanswerable", [])), "refused": refused}
 
 
 # the pasted-error splits in the order they were collected; all but "dev" are reported under --split heldout
@@ -202,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         for split in (["dev", "heldout"] if args.split == "both" else [args.split]):
             r = evaluate(split, args.verbose)
             print(f"{split}: hit@{TOP} findings {r['hits']}/{r['questions']} = {r['hits'] / r['questions']:.2f}; "
-                  f"first quote of the first finding {r['firsts']}/{r['questions']} = {r['firsts'] / r['questions']:.2f}"
+                  f"first quote of the first finding {r['firsts']}/{r['questions']} = {r['firsts'] / r['questions']:.2f}; "
+                  f"answers citing 2+ distinct papers {r['several_papers']}/{r['questions']} = "
+                  f"{r['several_papers'] / r['questions']:.2f}"
                   + (f"; unanswerable refused {r['refused']}/{r['unanswerable']}" if r["unanswerable"] else ""),
                   flush=True)
     return 0

@@ -130,6 +130,9 @@ class PaperRecord(_Record):
     page_count: int | None = Field(default=None, ge=0)
     environment: dict[str, Any] = Field(default_factory=dict)
     read_from_pdf: bool = Field(default=False, description="the writer had the PDF: outline, scores and facts come from it")
+    pdf_source: dict[str, str] = Field(
+        default_factory=dict, description="where the PDF came from (pack): file, listed_in, repository, path, commit, "
+                                          "identified_by (arXiv stamp | title | local id)")
     sections: list[SectionRecord] = Field(default_factory=list)
     tables: list[TableRecord] = Field(default_factory=list)
     score: ScoreRecord | None = None

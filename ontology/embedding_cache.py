@@ -28,6 +28,11 @@ MAX_ROWS = 1_000_000  # about 1.6 GB of 384-dim float32 vectors
 _SCHEMA = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)"
 
 
+def cache_key(model_id: str, text: str) -> bytes:
+    """The key of `text`'s vector under `model_id` (also the key of the vectors shipped with the knowledge pack)."""
+    return hashlib.sha256(f"{model_id}\0{text}".encode("utf-8", "surrogatepass")).digest()
+
+
 class EmbeddingCache:
     """Vectors of dimension `dim` by (model, text) in the SQLite file at `path`."""
 
@@ -36,7 +41,7 @@ class EmbeddingCache:
         self._broken = False
 
     def key(self, text: str) -> bytes:
-        return hashlib.sha256(f"{self.model_id}\0{text}".encode("utf-8", "surrogatepass")).digest()
+        return cache_key(self.model_id, text)
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._broken:
@@ -79,6 +84,23 @@ class EmbeddingCache:
         finally:
             conn.close()
         return {i: found[k] for i, k in enumerate(keys) if k in found}
+
+    def put_keyed(self, keys: Sequence[bytes], vectors: np.ndarray) -> int:
+        """Add vectors already keyed by `key(text)` (shipped with the knowledge pack); rows it has are
+        kept. Returns how many rows were offered (0 when the store is not usable)."""
+        conn = self._connect()
+        if conn is None or not len(keys):
+            return 0
+        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)]
+        try:
+            with conn:
+                conn.executemany("INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)", rows)
+        except sqlite3.Error as exc:
+            self._give_up(exc)
+            return 0
+        finally:
+            conn.close()
+        return len(rows)
 
     def put(self, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Store these vectors (float32, one row per text); drops the oldest rows past MAX_ROWS."""

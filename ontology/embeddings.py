@@ -39,15 +39,25 @@ def _model():
 
 
 @cache
+def model_identity() -> str:
+    """The model, its version and the precision it computes in: vectors of another identity are never mixed in."""
+    from inference.cpu import cpu_has_fast_bf16  # here: importing the engine package imports torch
+
+    precision = "bf16" if cpu_has_fast_bf16() else "float32"
+    return f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}/{precision}"
+
+
+@cache
 def _cache() -> EmbeddingCache | None:
     from django.conf import settings
 
-    from inference.cpu import cpu_has_fast_bf16  # here: importing the engine package imports torch
-
     path = getattr(settings, "EMBEDDING_CACHE", "")
-    precision = "bf16" if cpu_has_fast_bf16() else "float32"
-    model_id = f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}/{precision}"
-    return EmbeddingCache(Path(path), model_id, EMBEDDING_DIM) if path else None
+    return EmbeddingCache(Path(path), model_identity(), EMBEDDING_DIM) if path else None
+
+
+def embedding_cache() -> EmbeddingCache | None:
+    """The store `embed` reads first (None when switched off): the knowledge pack fills it with its shipped vectors."""
+    return _cache()
 
 
 def embed(texts: list[str], batch_size: int = 64, cached: bool = True) -> np.ndarray:

@@ -36,6 +36,16 @@ def fact_text(fact: Fact) -> str:
     return f"{fact.subject} {kind}: {name}{also}{value}{effect}. \"{fact.quote}\""
 
 
+def paper_text(title: str, abstract: str) -> str:
+    """What a paper's own search document says."""
+    return f"{title}. {abstract}".strip()
+
+
+def section_text(title: str, text: str) -> str:
+    """What a section's search document says: its title and the start of its text (none from a pack)."""
+    return f"{title}. {text[:SECTION_CHARS]}".strip()
+
+
 def _refresh_fts(ids: list[int]) -> None:
     if not ids:
         return
@@ -83,10 +93,9 @@ def index_paper(paper) -> int:
     """(Re)build the paper's own document, one per section, its page passages and one keyword-only
     document per page (from the papers app's stored page texts, `paper.pages`). Embeddings are
     computed before the transaction that swaps the documents."""
-    items: list[tuple[str, int | None, object, str]] = [("paper", 1, None, f"{paper.title}. {paper.abstract}".strip())]
+    items: list[tuple[str, int | None, object, str]] = [("paper", 1, None, paper_text(paper.title, paper.abstract))]
     for section in paper.sections.all():
-        text = f"{section.title}. {section.text[:SECTION_CHARS]}".strip()
-        items.append(("section", section.page_start, section, text))
+        items.append(("section", section.page_start, section, section_text(section.title, section.text)))
     title = _short_title(paper)
     pages = list(paper.pages.all())
     for page in pages:

@@ -17,7 +17,9 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from ontology.embeddings import embed, embed_one
+from ontology.embedding_cache import cache_key as embedding_key
+from ontology.embeddings import EMBEDDING_DIM, embed, embed_one
+from ontology.embeddings import model_identity as embedding_model_identity
 from ontology.extraction.text import collapse, is_soup
 from ontology.gpus import GpuVocabulary
 from ontology.gpus import vocabulary as gpu_vocabulary
@@ -33,13 +35,15 @@ from ontology.models import (
 from ontology.query_terms import expand_query
 from ontology.quotes import QuotedPage, display_quote, has_soup, readable_text, with_display_quotes
 from ontology.schema import MAX_QUOTE
+from ontology.search_index import fact_text, paper_text, section_text
 from ontology.techniques import EVALUATES_MIN_FACTS, TechniqueSpec, paper_role, techniques, techniques_in_text
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
 __all__ = [  # the ontology's knowledge other apps read, besides the functions defined here
-    "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "QuotedPage", "TechniqueSpec", "collapse", "gpu_vocabulary",
-    "is_soup", "techniques", "techniques_in_text",
+    "EMBEDDING_DIM", "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "QuotedPage", "TechniqueSpec", "collapse",
+    "embed", "embedding_key", "embedding_model_identity", "gpu_vocabulary", "is_soup", "techniques",
+    "techniques_in_text",
 ]
 log = logging.getLogger(__name__)
 
@@ -505,3 +509,12 @@ def facts_for_export(paper_ids: list[int]) -> dict[int, list[Fact]]:
 def revision_actions() -> list[str]:
     """The actions a fact revision may record (create, update, verify, ...)."""
     return list(FactRevision.Action.values)
+
+
+def indexed_texts(title: str, abstract: str, section_titles: list[str], facts: list[dict]) -> list[str]:
+    """The texts indexing a paper stores for it (its own entry, its sections without text, its facts,
+    given as fact dicts): what a knowledge pack's shipped vectors must cover."""
+    texts = [paper_text(title, abstract)] + [section_text(name, "") for name in section_titles]
+    texts += [fact_text(Fact(kind=f["kind"], subject=f["subject"], parameter=f["parameter"], value=f["value"] or "",
+                             unit=f["unit"] or "", effect=f["effect"] or "", quote=f["quote"])) for f in facts]
+    return [text for text in texts if len(text) > 3]

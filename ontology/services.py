@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from ontology.embeddings import embedding_cache
 from ontology.extraction.grounding import merge_key
 from ontology.extraction.llm import LlmUnavailable, default_llm_extractor
 from ontology.extraction.pipeline import ExtractionResult, FactExtractor, export_facts, extract_document
@@ -458,3 +459,12 @@ def ingest_document(paper, document: Document | Callable[[], Document], *, llm: 
     if index:
         index_paper(paper)
     return finish_run(run, ExtractionRun.Status.DONE, started, stats=result.stats, counts=counts, rejected=rejected)
+
+
+def offer_embeddings(model: str, dim: int, keys: list[bytes], vectors) -> int:
+    """Add vectors computed elsewhere (a knowledge pack's) to the embedding cache when they are this
+    install's model's; returns how many were added (0: no cache, or another model or width)."""
+    store = embedding_cache()
+    if store is None or model != store.model_id or dim != store.dim:
+        return 0
+    return store.put_keyed(keys, vectors)

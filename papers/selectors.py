@@ -6,6 +6,7 @@ then the page and API reads.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from ontology.selectors import QuotedPage
+from papers.arxiv_ids import NEW_STYLE
 from papers.arxiv_ids import URL_PATTERN as ARXIV_ID_URL_PATTERN
 from papers.links import github_repos
 from papers.models import (
@@ -35,12 +37,13 @@ from papers.scoring.inputs import RepoInput, ScoringInput
 from papers.scoring.rules import HIGH_COST, HIGH_VALUE, SUBSCORE_MAXIMA, score
 from papers.scoring.selectors import fact_input, text_parts_of
 from papers.scoring.services import card_fields, scoring_config
+from papers.services.identity import TITLE_MATCHES, local_id, title_overlap
 from papers.services.reachability import ARXIV, health, waiting_for_pdf
 from papers.services.seed import SEED_FILE
 
 __all__ = [  # the papers app's knowledge other apps read, besides the functions defined here
     "ARXIV_ID_URL_PATTERN", "HIGH_COST", "HIGH_VALUE", "RepoInput", "ScoringInput", "card_fields", "fact_input", "github_repos", "score",
-    "scoring_config", "text_parts_of",
+    "scoring_config", "text_parts_of", "TITLE_MATCHES", "local_id", "title_overlap",
 ]
 
 # The reads other apps and the pipeline use, and the pipeline's status counts.
@@ -178,11 +181,42 @@ def papers_new_since(since: datetime, limit: int = 20) -> list[Paper]:
                 .order_by("-new_at", "arxiv_id")[:limit])
 
 
+_NEW_STYLE_ID = re.compile(rf"^{NEW_STYLE}$")
+# A latest scorecard whose screening found a neighbour (training, pruning, serverless functions), not
+# a serving paper (papers.scoring.rules.serving_focus): kept and scored, but not put before a reader.
+# Containment, not a key lookup: a scorecard without the answer (scored before rules version 2) is no neighbour,
+# where `exclude(screening__serving_focus__answer="no")` would drop it (its missing key compares as NULL).
+NEIGHBOUR_ANSWER = {"serving_focus": {"answer": "no"}}
+NEIGHBOUR_SCORE = Q(screening__contains=NEIGHBOUR_ANSWER)
+
+
+def neighbour_papers() -> set[str]:
+    """Ids of the papers screening found to be neighbours rather than serving papers (diagnose leaves them out)."""
+    return set(Score.objects.filter(NEIGHBOUR_SCORE, is_latest=True).values_list("paper__arxiv_id", flat=True))
+
+
 def top_scored_papers(limit: int = 10) -> list[Paper]:
     """The best latest scores of papers that were read (a PDF parsed), highest first; an unread
-    paper's score judges its abstract alone, so it is not ranked against them."""
+    paper's score judges its abstract alone, so it is not ranked against them. Neighbours are left out."""
     papers = with_latest_score(Paper.objects.filter(scores__is_latest=True, status__in=READ_STATUSES))
+    papers = papers.exclude(latest__screening__contains=NEIGHBOUR_ANSWER)
     return list(papers.order_by("-score_total", "arxiv_id")[:limit])
+
+
+def _submitted(paper: Paper) -> str:
+    """A sortable submission month: the arXiv id's YYMM (new-style ids), else the arXiv date; "" unknown."""
+    match = _NEW_STYLE_ID.match(paper.arxiv_id)
+    if match:
+        return f"20{paper.arxiv_id[:2]}-{paper.arxiv_id[2:4]}"
+    return f"{paper.published:%Y-%m}" if paper.published else ""
+
+
+def newest_read_papers(limit: int = 8) -> list[Paper]:
+    """The most recently submitted papers this install has read (here or in the knowledge pack),
+    neighbours left out; papers with no known date (a local id, no arXiv listing) come last."""
+    papers = with_latest_score(Paper.objects.filter(status__in=READ_STATUSES)).exclude(
+        latest__screening__contains=NEIGHBOUR_ANSWER).only("arxiv_id", "title", "published", "status", "pdf_url")
+    return sorted(papers, key=lambda p: (_submitted(p), p.arxiv_id), reverse=True)[:limit]
 
 
 RATE_WINDOW = timedelta(minutes=15)

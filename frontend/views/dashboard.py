@@ -1,4 +1,5 @@
-"""The dashboard (/): new this week, top scored, the value matrix, pipeline status with the progress of running jobs.
+"""The dashboard (/): what has been read (techniques with their paper counts, the newest read papers),
+new this week, top scored, the value matrix, pipeline status with the progress of running jobs.
 
 `pipeline_fragment` serves the pipeline panel alone, so the page can refresh it every few seconds
 (site.js) without reloading the rest.
@@ -27,9 +28,17 @@ def _pipeline_context() -> dict:
     }
 
 
+def _read_by_topic() -> list[dict]:
+    """Techniques that read papers' facts are linked to, most papers first (the first page's "what is there")."""
+    rows = [row for row in ontology_selectors.technique_index() if row["papers"]]
+    return sorted(rows, key=lambda row: (-row["papers"], row["name"]))
+
+
 def dashboard(request: HttpRequest) -> HttpResponse:
     since = timezone.now() - timedelta(days=7)
     context = {
+        "read_by_topic": _read_by_topic(),
+        "newest_read": paper_selectors.newest_read_papers(limit=8),
         "new_papers": paper_selectors.papers_new_since(since, limit=20),
         "top_scored": paper_selectors.top_scored_papers(limit=10),
         "since": since,

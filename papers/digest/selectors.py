@@ -17,6 +17,7 @@ from papers import arxiv_ids
 from papers.digest.similar import SimilarityIndex
 from papers.models import CodeRepo, Paper, PaperRepo, Score, Subscription
 from papers.scoring.selectors import fact_field, fact_input
+from papers.selectors import NEIGHBOUR_SCORE
 
 MAX_ITEMS = 20
 FACTS_PER_PAPER = 3
@@ -77,11 +78,11 @@ def digest_since(subscription: Subscription, now: datetime) -> datetime:
 
 def new_scores(subscription: Subscription, since: datetime, until: datetime) -> QuerySet[Score]:
     """Latest scores of papers first scored in (since, until]: a paper rescored later (its repo aged,
-    a fact was added) is not news again."""
+    a fact was added) is not news again, and a neighbour screening set aside is not news at all."""
     seen_before = Score.objects.filter(scored_at__lte=since).values("paper_id")
     scores = Score.objects.filter(
         is_latest=True, scored_at__gt=since, scored_at__lte=until, total__gte=subscription.min_score
-    ).exclude(paper_id__in=seen_before)
+    ).exclude(paper_id__in=seen_before).exclude(NEIGHBOUR_SCORE)
     if subscription.topics:
         scores = scores.filter(topics__overlap=subscription.topics)
     return scores.select_related("paper").order_by("-total", "paper__arxiv_id")

@@ -4,6 +4,6 @@ Modules: lines (text lines with fonts), structure (title, abstract, headings), t
 ruled tables), environment (GPUs and software versions a paper reports), parser (the entry point).
 """
 from papers.pdf.model import Caption, ParsedPdf, ParsedSection, ParsedTable, PdfError
-from papers.pdf.parser import parse_pdf
+from papers.pdf.parser import page_quote_texts, parse_pdf
 
-__all__ = ["Caption", "ParsedPdf", "ParsedSection", "ParsedTable", "PdfError", "parse_pdf"]
+__all__ = ["Caption", "ParsedPdf", "ParsedSection", "ParsedTable", "PdfError", "page_quote_texts", "parse_pdf"]

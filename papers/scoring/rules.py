@@ -18,11 +18,17 @@ from papers.scoring.community import field_reports
 from papers.scoring.inputs import RepoInput, ScoringInput
 from papers.scoring.topics import topics_for
 
-RULES_VERSION = 1  # bump when a rule changes, so every paper gets a fresh Score row
+RULES_VERSION = 2  # bump when a rule changes, so every paper gets a fresh Score row
 # The four sub-scores in display order with their maximum points; they add up to the total's maximum (10).
 SUBSCORE_MAXIMA = {"code_availability": 3, "experimental_realism": 3, "parameter_transparency": 2,
                    "community_feedback": 2}
 TIER_THRESHOLD = 6.0
+# Screening: a paper whose title names no serving or inference, whose title and abstract spend fewer
+# than MIN_SERVING_SHARE of their words on it, and whose body reports no end-to-end serving metric is
+# a neighbour (training, pruning, serverless functions): its total is scaled by NEIGHBOUR_WEIGHT.
+MIN_SERVING_SHARE = 0.02
+NEIGHBOUR_WEIGHT = 0.3
+ABSTRACT_WORDS = 400  # an abstract the parser could not delimit reads as its first words
 NON_COMMERCIAL = re.compile(r"(?:^|[-_. ])NC(?:[-_. ]|$)|non-?commercial", re.IGNORECASE)
 ARXIV_YYMM = re.compile(r"^(\d{2})(\d{2})\.\d{4,5}")
 
@@ -76,7 +82,10 @@ class Scorecard:
 
     @property
     def total(self) -> float:
-        return round(sum(sub.value for sub in self.subscores.values()), 2)
+        points = sum(sub.value for sub in self.subscores.values())
+        if self.screening.get("serving_focus", Answer("unknown", "")).answer == "no":
+            points *= NEIGHBOUR_WEIGHT
+        return round(points, 2)
 
     @property
     def tier(self) -> str:
@@ -212,8 +221,32 @@ def community_feedback(inp: ScoringInput) -> SubScore:
     return sub
 
 
+def serving_focus(inp: ScoringInput, realism: SubScore) -> Answer:
+    """Is this a serving or inference paper at all? "no" for a neighbour (a training system, a pruning
+    method, serverless functions) — three generic signals, all absent: the title names serving or
+    inference, serving words are at least MIN_SERVING_SHARE of the title and abstract, the body
+    reports an end-to-end serving metric (and the abstract says serving at all). "unknown" while the
+    body is not read."""
+    abstract = next((t.text for t in inp.texts if t.where == "abstract"), "")
+    abstract = " ".join(abstract.split()[:ABSTRACT_WORDS])
+    hits, words = tr.vocabulary_share(tr.SERVING_VOCABULARY, f"{inp.title}\n{abstract}")
+    share = f"serving/inference words are {hits} of {words} in the title and abstract ({hits / max(words, 1):.1%})"
+    title = tr.SERVING_TITLE.search(inp.title)
+    if title:
+        return Answer("yes", f"the title names it ({title.group(1)!r}); {share}")
+    if words and hits / words >= MIN_SERVING_SHARE:
+        return Answer("yes", share)
+    metric = next(i for i in realism.items if i.rule == "end_to_end_metrics")
+    if metric.points and hits:  # tail or end-to-end latency alone is every systems paper's metric
+        return Answer("yes", f"{share}, but the body reports serving metrics ({metric.evidence})")
+    if not tr.has_body_text(inp.texts):
+        return Answer("unknown", f"{share}; too little of the paper's text is parsed to look for serving metrics")
+    return Answer("no", f"a neighbour, not a serving paper: the title names no serving or inference, {share} "
+                        f"(under {MIN_SERVING_SHARE:.0%}), and no end-to-end serving metric is reported")
+
+
 def screening(inp: ScoringInput, realism: SubScore, transparency: SubScore, code: SubScore) -> dict[str, Answer]:
-    """Yes/no/unknown answers to: real trace? end-to-end metrics? reproducible configuration?"""
+    """Yes/no/unknown answers to: a serving paper at all? real trace? end-to-end metrics? reproducible configuration?"""
     read = tr.has_body_text(inp.texts)
 
     def from_rule(rule: str) -> Answer:
@@ -233,7 +266,8 @@ def screening(inp: ScoringInput, realism: SubScore, transparency: SubScore, code
         config = Answer("no", "no configuration values and no code published")
     else:
         config = Answer("unknown", evidence if params else f"{evidence}; code: {code.items[0].evidence}")
-    return {"real_trace": from_rule("real_trace"), "end_to_end_metrics": from_rule("end_to_end_metrics"),
+    return {"serving_focus": serving_focus(inp, realism),
+            "real_trace": from_rule("real_trace"), "end_to_end_metrics": from_rule("end_to_end_metrics"),
             "reproducible_configuration": config}
 
 

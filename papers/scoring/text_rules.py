@@ -38,6 +38,18 @@ END_TO_END = re.compile(
     r"request (?:rate|throughput)|requests per second)\b",
     re.IGNORECASE,
 )
+# Words of serving and inference: their share of the title and abstract says what a paper is about.
+SERVING_VOCABULARY = re.compile(
+    r"\b(serv(?:e|es|ed|er|ers|ing)|inference|latenc(?:y|ies)|throughput|decod(?:e|es|ed|ing)|"
+    r"(?:KV|key[- ]value)(?: \(KV\))?[- ]?cach(?:e|es|ing)|prefill(?:ing)?|batch(?:es|ed|ing)?|requests?|SLOs?|goodput|"
+    r"deploy(?:s|ed|ing|ment)?|tokens? per second|generation|speed-?ups?)\b",
+    re.IGNORECASE,
+)
+# A title that names the act of serving or running a model (not training it).
+SERVING_TITLE = re.compile(
+    r"\b(serv(?:e|es|ed|er|ers|ing)|inference|decod(?:e|es|ed|ing)|(?:KV|key[- ]value)[- ]?cach(?:e|es|ing)|"
+    r"generation|latency|throughput|long[- ]context)\b", re.IGNORECASE)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 KERNEL_ONLY = re.compile(r"\b(kernel (?:time|latency|execution time|runtime)|micro-?benchmarks?)\b", re.IGNORECASE)
 
 SNIPPET_CHARS = 90
@@ -86,6 +98,11 @@ def find(pattern: re.Pattern[str], parts: tuple[TextPart, ...], limit: int = 3) 
             if len(found) >= limit:
                 return found
     return found
+
+
+def vocabulary_share(pattern: re.Pattern[str], text: str) -> tuple[int, int]:
+    """(matches of `pattern`, words) in `text`."""
+    return len(pattern.findall(text)), len(_WORDS.findall(text))
 
 
 def has_body_text(parts: tuple[TextPart, ...], minimum_chars: int = 2000) -> bool:

@@ -70,6 +70,11 @@ def titles_agree(stored: Paper, parsed: ParsedPdf) -> bool:
     return len(_squash(stored.title)) >= 12 and _squash(stored.title) in _squash(_head(parsed))
 
 
+def local_id(sha: str) -> str:
+    """The id of a paper known only by its PDF's bytes (no arXiv stamp, no known title)."""
+    return f"sha256:{sha[:16]}"
+
+
 def has_reading(paper: Paper) -> bool:
     """Whether the paper has a PDF or pages, sections and tables read from one (here or in a pack)."""
     return bool(paper.pdf_sha256) or paper.is_read or paper.pages.exists() or paper.sections.exists()
@@ -176,7 +181,7 @@ def identify(parsed: ParsedPdf, sha: str, file_name: str = "", arxiv_id: str | N
                 where = "page 1's text" if source == "text" else "the file name"
                 held.append(Held(stored, source, f"its id appears only in {where}, not in an arXiv stamp; "
                                                  f"{_titles(parsed, stored)}"))
-    return Identity("sha256", new_key=f"sha256:{sha[:16]}", held=held)
+    return Identity("sha256", new_key=local_id(sha), held=held)
 
 
 def record_conflicts(paper: Paper, identity: Identity, sha: str) -> list[IdentityConflict]:

@@ -54,3 +54,24 @@ def test_every_page_renders_on_an_empty_database(client, db, url):
     response = client.get(url)
     assert response.status_code == 200
     assert "<main" in response.content.decode()
+
+
+def test_the_dashboard_shows_what_has_been_read_by_technique_and_the_newest_read_papers(client, web):
+    from ontology.models import FactTechnique, Technique
+
+    technique, _ = Technique.objects.get_or_create(name="chunked_prefill", defaults={"title": "Chunked prefill"})
+    for key in ("chunk_a", "chunk_b"):
+        FactTechnique.objects.create(fact=web.facts[key], technique=technique)
+    html = client.get("/").content.decode()
+    read = html.split('id="read-h"')[1].split("</section>")[0]
+    assert f">{technique.title}</a>" in read and "2 papers, 2 facts" in read
+    newest = read.split("Newest read")[1]
+    # all three are read (extracted or parsed); newest submission first, by the month their arXiv id encodes
+    assert newest.index("Sarathi-Serve") < newest.index("DistServe") < newest.index("Efficient Memory Management")
+
+
+def test_the_pipeline_panel_says_what_an_offline_install_will_and_will_not_do(client, web):
+    html = client.get("/pipeline/").content.decode()
+    scope = html.split('id="offline-scope"')[1].split("</div>")[0]
+    assert "will</strong> search, diagnose and advise from the 3 papers it has read" in scope
+    assert "will not</strong> download" in scope and "find new papers" in scope

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from knowledge.pack import PACK_FILE, PACK_ORIGIN, load_pack, paper_record, seed_entries
+from knowledge.pack import PACK_FILE, PACK_ORIGIN, load_pack, paper_record
 from knowledge.records import PaperRecord, read_file, write_file
+from knowledge.sources import default_folders, known_papers, seed_entries
 from ontology.models import Fact, FactRevision, SearchDocument
 from ontology.schema import MAX_QUOTE
 from ontology.services import edit_fact
@@ -51,12 +52,14 @@ def test_the_pack_is_small_and_carries_short_quotes_not_the_papers_text() -> Non
 def test_rebuilding_from_the_corpus_reproduces_the_packs_rule_extracted_facts(corpus_dir: Path) -> None:
     header, records = _pack()
     seed = seed_entries()
+    folder = next(f for f in default_folders() if f.folder == corpus_dir / "pdfs")
     for arxiv_id in SAMPLE:
-        rebuilt = paper_record(corpus_dir / "pdfs" / f"{arxiv_id}.pdf", seed, header.as_of)
+        rebuilt = paper_record(folder.folder / f"{arxiv_id}.pdf", seed, header.as_of, folder=folder,
+                               known=known_papers(seed))
         shipped = records[arxiv_id]
         rules = [f for f in shipped.facts if f.extractor.startswith("rules")]
         assert [f for f in rebuilt.facts if f.extractor.startswith("rules")] == rules, (
-            f"the pack is out of date for {arxiv_id}: run python manage.py build_knowledge_pack PDF_DIR")
+            f"the pack is out of date for {arxiv_id}: run python manage.py build_knowledge_pack")
         assert rebuilt == shipped
 
 

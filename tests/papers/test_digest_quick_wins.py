@@ -14,9 +14,9 @@ from papers.models import Paper, Score, Subscription
 NOW = datetime(2024, 12, 30, 8, 0, tzinfo=UTC)
 
 
-def _scored(arxiv_id: str, title: str, total: float, quadrant: str) -> None:
+def _scored(arxiv_id: str, title: str, total: float, quadrant: str, screening: dict | None = None) -> None:
     paper = Paper.objects.create(arxiv_id=arxiv_id, title=title, status="extracted")
-    Score.objects.create(paper=paper, total=total, code_availability=1, experimental_realism=1,
+    Score.objects.create(screening=screening or {},paper=paper, total=total, code_availability=1, experimental_realism=1,
                          parameter_transparency=1, community_feedback=1, tier="to_verify", production_value=3.5,
                          implementation_cost=1.0 if quadrant == "quick_win" else 3.0, quadrant=quadrant,
                          fingerprint=f"fp-{arxiv_id}", scored_at=NOW - timedelta(days=1))
@@ -51,3 +51,14 @@ def test_without_quick_wins_the_digest_has_no_empty_first_section():
     digest = build_digest(subscription, NOW)
     assert [heading for heading, _ in digest.sections] == ["Other new papers"]
     assert "High value, low cost" not in digest_message(digest).body
+
+
+@pytest.mark.django_db
+def test_a_neighbour_paper_screening_set_aside_is_not_news():
+    _scored("2401.00001", "A serving paper", 4.0, "fill_in", {"serving_focus": {"answer": "yes", "evidence": "title"}})
+    _scored("2401.00002", "A pruning method", 4.5, "fill_in",
+            {"serving_focus": {"answer": "no", "evidence": "a neighbour, not a serving paper"}})
+    subscription = Subscription.objects.create(email="member@example.org")
+    subscription = subscriptions.confirm(tokens.make_token(subscription, "confirm"), NOW - timedelta(days=3))
+    digest = build_digest(subscription, NOW)
+    assert [[i.paper.title for i in items] for _, items in digest.sections] == [["A serving paper"]]

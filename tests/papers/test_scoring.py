@@ -11,7 +11,7 @@ from django.core.management import call_command
 from frontend.views.papers import SUBSCORES
 from papers.models import CodeRepo, Paper, Score
 from papers.scoring.community import field_reports
-from papers.scoring.inputs import ScoringInput
+from papers.scoring.inputs import ScoringInput, TextPart
 from papers.scoring.rules import SUBSCORE_MAXIMA, ScoringConfig, score
 from papers.scoring.services import score_paper
 from papers.scoring.tasks import score_all_task, score_paper_task
@@ -107,6 +107,38 @@ def test_kernel_level_microbenchmarks_alone_are_not_end_to_end_metrics(corpus_di
     assert card.screening["end_to_end_metrics"].answer == "no"
 
 
+def test_a_training_system_is_screened_as_a_neighbour_and_scored_low(corpus_dir):
+    # DistTrain (a training system): no serving word in its title, under 2% in its abstract, no serving metric.
+    inp = paper_input(corpus_dir, "2408.04275", texts=corpus.page_parts(corpus_dir, "2408.04275"))
+    card = score(inp, SCORED_AT)
+    focus = card.screening["serving_focus"]
+    assert focus.answer == "no" and "neighbour" in focus.evidence and "title and abstract" in focus.evidence
+    unscaled = sum(sub.value for sub in card.subscores.values())
+    assert card.total == round(unscaled * 0.3, 2) < unscaled and card.tier == "to_verify"
+
+
+def test_a_serving_paper_passes_screening_by_its_title_and_keeps_its_full_total(corpus_dir):
+    card = score(paper_input(corpus_dir, "2309.06180", texts=corpus.page_parts(corpus_dir, "2309.06180")), SCORED_AT)
+    assert card.screening["serving_focus"].answer == "yes" and "title names it" in card.screening["serving_focus"].evidence
+    assert card.total == round(sum(sub.value for sub in card.subscores.values()), 2)
+
+
+def test_serving_focus_reads_the_abstracts_vocabulary_and_the_bodys_metrics():
+    body = TextPart("§5 Evaluation", "We measure it. " * 200, 6)
+    plain = "We study how to fit a model to data with fewer weights and report accuracy on benchmarks. " * 3
+
+    def focus(title: str, abstract: str, texts=(body,)):
+        return score(ScoringInput(arxiv_id="2401.00001", title=title, texts=(TextPart("abstract", abstract), *texts),
+                                  facts_extracted=True), SCORED_AT).screening["serving_focus"]
+
+    assert focus("Fewer Weights", plain).answer == "no"
+    assert focus("Fewer Weights", plain + " Serving requests at low latency and high throughput.").answer == "yes"
+    metric = TextPart("§5 Evaluation", "We report TTFT and TPOT of each request. " * 100, 6)
+    assert focus("Fewer Weights", plain + " It can be deployed.", (metric,)).answer == "yes"
+    assert focus("Fewer Weights", plain, (metric,)).answer == "no"  # a metric alone, with no serving word at all
+    assert focus("Fewer Weights", plain, ()).answer == "unknown"  # body not read: no verdict
+
+
 def test_titles_in_the_reference_list_are_not_evidence(corpus_dir):
     # vTensor cites "DistServe: ... goodput-optimized ..." on its last page; that must not score.
     pages = corpus.pdf_pages(corpus_dir, "2407.15309")
@@ -120,8 +152,9 @@ def test_titles_in_the_reference_list_are_not_evidence(corpus_dir):
 
 def test_an_unparsed_paper_answers_unknown_rather_than_no(corpus_dir):
     card = score(paper_input(corpus_dir, "2309.06180"), SCORED_AT)
-    assert {q: a.answer for q, a in card.screening.items()} == {
-        "real_trace": "unknown", "end_to_end_metrics": "unknown", "reproducible_configuration": "unknown"}
+    assert {q: a.answer for q, a in card.screening.items()} == {  # serving focus: its title says "Serving"
+        "serving_focus": "yes", "real_trace": "unknown", "end_to_end_metrics": "unknown",
+        "reproducible_configuration": "unknown"}
     assert card.subscores["experimental_realism"].value == 0
 
 

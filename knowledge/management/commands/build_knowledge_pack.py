@@ -1,8 +1,10 @@
-"""`python manage.py build_knowledge_pack PDF_DIR [--out F] [--as-of DATE] [--llm] [--check]`.
+"""`python manage.py build_knowledge_pack [--out F] [--as-of DATE] [--llm] [--check]`.
 
-Rebuilds the starter knowledge pack from a folder of paper PDFs with the current extraction rules
-(run it after changing extraction or scoring, then commit the pack). `--check` rebuilds in memory
-and exits 1 when the shipped pack differs, naming the papers whose facts changed.
+Rebuilds the starter knowledge pack, and the embeddings shipped beside it, from every paper we may
+read (knowledge.sources.default_folders: ../shared/corpus/pdfs, ../shared/corpus/pdfs_extra and
+tests/data/papers/pdfs) with the current extraction (run it after changing extraction or scoring,
+then commit both files). `--check` rebuilds in memory and exits 1 when the shipped pack differs,
+naming the papers whose facts changed.
 """
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.pack import PACK_FILE, build_pack, default_as_of
+from knowledge.pack_vectors import missing_vectors, vectors_path
 from knowledge.records import KnowledgeFileError, read_file
+from knowledge.sources import PdfFolder, default_folders
 
 
 def _as_of(text: str) -> datetime:
@@ -30,18 +34,18 @@ def _facts_by_paper(path: Path) -> dict[str, list[dict]]:
 
 
 class Command(BaseCommand):
-    help = "Build the starter knowledge pack from a folder of PDFs (deterministic; rule extraction by default)."
+    help = "Build the starter knowledge pack from every paper we may read (deterministic; rule extraction by default)."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("pdf_dir", type=Path)
         parser.add_argument("--out", type=Path, default=PACK_FILE, help=f"default: {PACK_FILE}")
         parser.add_argument("--as-of", help="scoring date YYYY-MM-DD (default: today, or the pack's own with --check)")
         parser.add_argument("--llm", action="store_true", help="also run the LLM trade-off extractor")
         parser.add_argument("--check", action="store_true", help="compare a rebuild with --out instead of writing it")
+        parser.add_argument("--jobs", type=int, default=1, help="PDFs read at once (rules only; the output is the same)")
 
-    def handle(self, *args, pdf_dir: Path, out: Path, as_of: str | None, llm: bool, check: bool, **options) -> None:
-        if not pdf_dir.is_dir():
-            raise CommandError(f"{pdf_dir} is not a folder of PDFs")
+    def handle(self, *args, out: Path, as_of: str | None, llm: bool, check: bool, jobs: int, **options) -> None:
+        self.jobs = max(1, jobs)
+        folders = default_folders()
         extractor = None
         if llm:
             from ontology.services import default_llm_extractor
@@ -49,23 +53,34 @@ class Command(BaseCommand):
             extractor = default_llm_extractor()
         date = _as_of(as_of) if as_of else None
         if check:
-            self._check(pdf_dir, out, date, extractor)
+            self._check(folders, out, date, extractor)
             return
-        count = build_pack(pdf_dir, out, date or default_as_of(), extractor, progress=self.stderr.write)
+        count = self._build(folders, out, date or default_as_of(), extractor, self.stderr.write)
         self.stdout.write(f"wrote {count} papers to {out} ({out.stat().st_size:,} bytes)")
 
-    def _check(self, pdf_dir: Path, out: Path, date: datetime | None, extractor) -> None:
+    def _build(self, folders: list[PdfFolder], out: Path, date: datetime, extractor, progress) -> int:
+        try:
+            return build_pack(folders, out, date, extractor, progress=progress, jobs=self.jobs)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _check(self, folders: list[PdfFolder], out: Path, date: datetime | None, extractor) -> None:
         try:
             header, _ = read_file(out)
         except KnowledgeFileError as exc:
             raise CommandError(str(exc)) from exc
         with tempfile.TemporaryDirectory() as tmp:
             rebuilt = Path(tmp) / out.name
-            build_pack(pdf_dir, rebuilt, date or header.as_of or default_as_of(), extractor, progress=self.stderr.write)
+            self._build(folders, rebuilt, date or header.as_of or default_as_of(), extractor, self.stderr.write)
             if rebuilt.read_bytes() == out.read_bytes():
-                self.stdout.write(f"{out} is up to date")
+                _, lines = read_file(out)
+                missing = missing_vectors(vectors_path(out), [r for _, r in lines if not isinstance(r, str)])
+                if missing:
+                    raise CommandError(f"{vectors_path(out)} lacks the vectors of {len(missing)} text(s) of the pack "
+                                       f"(first: {missing[0][:80]!r}). Rebuild it: python manage.py build_knowledge_pack")
+                self.stdout.write(f"{out} and its vectors are up to date")
                 return
             shipped, fresh = _facts_by_paper(out), _facts_by_paper(rebuilt)
         changed = sorted(k for k in shipped.keys() | fresh.keys() if shipped.get(k) != fresh.get(k))
         raise CommandError(f"{out} is out of date; facts differ for: {', '.join(changed) or '(none: other fields)'}. "
-                           f"Rebuild it: python manage.py build_knowledge_pack {pdf_dir}")
+                           "Rebuild it: python manage.py build_knowledge_pack")
