@@ -54,7 +54,10 @@ def procfile_stack(tmp_path_factory) -> Iterator[Stack]:
         web_port, llm_port = free_port(), free_port()
         env = {**os.environ, "DATABASE_URL": postgres.url, "CELERY_BROKER_URL": redis.url,
                "INFRAWIKI_PORT": str(web_port), "INFRAWIKI_LLM_PORT": str(llm_port), "WEB_CONCURRENCY": "3",
-               "PYTHONUNBUFFERED": "1"}
+               "PYTHONUNBUFFERED": "1",
+               # the tests' 0.5B model: this soaks the Procfile's processes, and the 1.5B extraction model
+               # would hold ~7 GB and minutes of a 2-core CI machine (its assembly is tests/inference/test_default_model)
+               "INFRAWIKI_MODEL": "default"}
         manage("load_seed", env=env)
         log = tmp_path_factory.mktemp("honcho") / "honcho.log"
         with open(log, "w") as out:
@@ -68,7 +71,7 @@ def procfile_stack(tmp_path_factory) -> Iterator[Stack]:
                 wait_until(lambda q=queue: f"{q}@" in log.read_text() and "ready." in log.read_text(), 120,
                            f"the {queue} worker")
             wait_until(lambda: http_status(stack.llm + "/health") == 200, 300,
-                       "the LLM server to load the default model")
+                       "the LLM server to load the model")
             yield stack
         finally:
             os.killpg(honcho.pid, signal.SIGTERM)
