@@ -123,6 +123,16 @@ def test_this_engine_over_http_produces_every_requested_token(tmp_path):
     reqs = [Request(list(range(3, 20)), 5), Request(list(range(7, 40)), 9)]
     figures = engine_over_http(engine, reqs)
     assert figures["useful_tokens"] == 14 and figures["tok_s"] > 0
+    # streamed: each request's first token came before the run ended, and later tokens took time
+    assert 0 < figures["ttft_s_p50"] <= figures["ttft_s_p99"] <= figures["seconds"]
+    assert 0 < figures["tpot_s_p50"] <= figures["tpot_s_p99"]
+    one_at_a_time = engine_over_http(engine, reqs, concurrency=1)
+    assert one_at_a_time["useful_tokens"] == 14
+
+
+def test_percentiles_take_the_nearest_rank():
+    assert bench.percentiles([4.0, 1.0, 3.0, 2.0, 5.0], "x") == {"x_p50": 3.0, "x_p90": 5.0, "x_p99": 5.0}
+    assert bench.percentiles([], "x") == {}
 
 
 def test_the_llama_server_anchor_says_why_it_did_not_run(tmp_path, monkeypatch):
