@@ -272,6 +272,8 @@ def http_workload(url: str, reqs: list[Request], body: Callable[[Request], dict[
                     events += 1
                 total = stated if stated is not None else total
         tokens = total or events
+        if not events:  # no text came (a model without a tokenizer): the whole reply counts as the first token
+            first = last = time.perf_counter()
         return min(tokens, r.output_len), first - start, (last - first) / max(1, tokens - 1)
 
     t = time.perf_counter()

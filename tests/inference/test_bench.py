@@ -118,8 +118,9 @@ def test_cpu_ticks_reads_the_eight_counters_of_proc_stat():
     assert ticks is not None and len(ticks) == 8 and sum(ticks) > 0
 
 
-def test_this_engine_over_http_produces_every_requested_token(tmp_path):
-    engine = LLMEngine(Config(model=str(build_tiny(tmp_path / "tiny", "qwen2")), dtype="float32", max_model_len=256))
+def test_this_engine_over_http_produces_every_requested_token(tiny_chat_model):
+    """A model with a real tokenizer, so the streamed chunks carry text whose arrival TTFT and TPOT time."""
+    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_model_len=256))
     reqs = [Request(list(range(3, 20)), 5), Request(list(range(7, 40)), 9)]
     figures = engine_over_http(engine, reqs)
     assert figures["useful_tokens"] == 14 and figures["tok_s"] > 0
