@@ -154,4 +154,4 @@ def test_the_kernels_agree_with_each_other_on_the_engine(tiny_128, monkeypatch):
     for other in runs[1:]:
         for a, b in same_input_steps(runs[0], other):
             # bf16 activations: where a sum rounds the other way, an int8 step flips downstream
-            assert torch.nn.functional.cosine_similarity(a, b, dim=0).item() > 0.999
+            assert torch.nn.functional.cosine_similarity(a, b, dim=0).item() > 0.995
