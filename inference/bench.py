@@ -42,6 +42,7 @@ import torch
 
 from inference.config import QUANTIZATIONS, Config, default_device
 from inference.engine import LLMEngine
+from inference.layers import int8_blocks
 from inference.loader import LoadedModel, load_model, load_weights, resolve_model_path
 from inference.models import ModelConfig
 from inference.sampling_params import SamplingParams
@@ -238,25 +239,54 @@ def llama_cpp_anchor(model_path: Path, reqs: list[Request]) -> tuple[dict[str, f
 LLAMA_SERVER_ENV = "LLAMA_SERVER"
 
 
+def percentiles(values: list[float], name: str) -> dict[str, float]:
+    """p50/p90/p99 of `values` (nearest rank) as {name_p50: ..., ...}; empty when there are none."""
+    ordered = sorted(values)
+    if not ordered:
+        return {}
+    return {f"{name}_p{p}": ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] for p in (50, 90, 99)}
+
+
 def http_workload(url: str, reqs: list[Request], body: Callable[[Request], dict[str, Any]],
-                  produced: Callable[[dict[str, Any]], int]) -> dict[str, float]:
-    """Every request POSTed at once (one thread each, as concurrent users would); useful tokens/s over the wall
-    time from the first send to the last answer. `produced` reads how many tokens a reply says it generated."""
+                  produced: Callable[[dict[str, Any]], tuple[bool, int | None]],
+                  concurrency: int | None = None) -> dict[str, float]:
+    """The requests POSTed `concurrency` at a time (default: all at once, one thread each, as concurrent users
+    would), streamed: useful tokens/s over the wall time from the first send to the last answer, and each
+    request's time to its first token (TTFT) and mean time per later token (TPOT), as percentiles.
+    `produced` reads whether an event carries new text, and the request's token count if it states it."""
     import requests as http
 
-    def send(r: Request) -> int:
-        reply = http.post(url, json=body(r), timeout=1800)
-        reply.raise_for_status()
-        return min(produced(reply.json()), r.output_len)
+    def send(r: Request) -> tuple[int, float, float]:
+        start = time.perf_counter()
+        first = last = 0.0
+        events, total = 0, 0
+        with http.post(url, json={**body(r), "stream": True}, timeout=1800, stream=True) as reply:
+            reply.raise_for_status()
+            for line in reply.iter_lines():
+                if not line.startswith(b"data: ") or line == b"data: [DONE]":
+                    continue
+                text, stated = produced(json.loads(line[6:]))
+                if text:
+                    last = time.perf_counter()
+                    first = first or last
+                    events += 1
+                total = stated if stated is not None else total
+        tokens = total or events
+        if not events:  # no text came (a model without a tokenizer): the whole reply counts as the first token
+            first = last = time.perf_counter()
+        return min(tokens, r.output_len), first - start, (last - first) / max(1, tokens - 1)
 
     t = time.perf_counter()
-    with ThreadPoolExecutor(len(reqs)) as pool:
-        useful = sum(pool.map(send, reqs))
+    with ThreadPoolExecutor(concurrency or len(reqs)) as pool:
+        results = list(pool.map(send, reqs))
     elapsed = time.perf_counter() - t
-    return {"tok_s": useful / elapsed, "seconds": elapsed, "useful_tokens": useful}
+    useful = sum(u for u, _, _ in results)
+    return {"tok_s": useful / elapsed, "seconds": elapsed, "useful_tokens": useful,
+            **percentiles([ttft for _, ttft, _ in results], "ttft_s"),
+            **percentiles([tpot for _, _, tpot in results], "tpot_s")}
 
 
-def engine_over_http(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]:
+def engine_over_http(engine: LLMEngine, reqs: list[Request], concurrency: int | None = None) -> dict[str, float]:
     """This engine behind its own OpenAI-compatible server on loopback, from a cold prefix cache."""
     from inference.server import InferenceServer
 
@@ -267,8 +297,10 @@ def engine_over_http(engine: LLMEngine, reqs: list[Request]) -> dict[str, float]
     try:
         return http_workload(f"http://127.0.0.1:{server.server_address[1]}/v1/completions", reqs,
                              lambda r: {"prompt": r.prompt, "max_tokens": r.output_len, "temperature": 0,
-                                        "ignore_eos": True},
-                             lambda reply: int(reply["usage"]["completion_tokens"]))
+                                        "ignore_eos": True, "stream_options": {"include_usage": True}},
+                             lambda event: (bool(event["choices"] and event["choices"][0]["text"]),
+                                            event["usage"]["completion_tokens"] if event.get("usage") else None),
+                             concurrency)
     finally:
         server.shutdown()
         server.server_close()
@@ -314,31 +346,54 @@ def llama_server(binary: str, gguf: Path, slots: int, threads: int, ctx_per_slot
             proc.kill()
 
 
-def llama_server_workload(base: str, reqs: list[Request]) -> dict[str, float]:
+def llama_server_workload(base: str, reqs: list[Request], concurrency: int | None = None) -> dict[str, float]:
     """The workload through llama-server's native /completion (token-id prompts, greedy, EOS ignored)."""
     return http_workload(f"{base}/completion", reqs,
                          lambda r: {"prompt": r.prompt, "n_predict": r.output_len, "temperature": 0,
                                     "ignore_eos": True, "cache_prompt": False},
-                         lambda reply: int(reply.get("tokens_predicted", 0)))
+                         lambda event: (bool(event.get("content")),
+                                        int(event["tokens_predicted"]) if event.get("stop") else None), concurrency)
 
 
 def llama_server_anchor(engine: LLMEngine, model_path: Path, reqs: list[Request], threads: int,
-                        rounds: int = 3) -> tuple[dict[str, Any] | None, str]:
-    """This server against llama.cpp's server with one slot per request, alternated `rounds` times over
-    HTTP on the same GGUF; (figures, "") or (None, why it did not run)."""
+                        rounds: int = 3, one_slot_requests: int = 4) -> tuple[dict[str, Any] | None, str]:
+    """This server against llama.cpp's server on the same GGUF over HTTP, alternated `rounds` times: with one
+    slot per request and every request sent at once, then with one slot and the first `one_slot_requests`
+    requests sent one after another (what a single user sees); (figures, "") or (None, why it did not run)."""
     binary = llama_server_binary()
     if binary is None:
         return None, f"no llama-server binary (put it on PATH or name it in ${LLAMA_SERVER_ENV})"
     if not model_path.is_file():
         return None, "llama.cpp reads GGUF files, not a Hugging Face folder"
+    single = reqs[:one_slot_requests]
     try:
         with llama_server(binary, model_path, slots=len(reqs), threads=threads) as base:
             llama_server_workload(base, reqs[:2])  # warm-up
             mine, theirs, ratios = paired_rounds(lambda: engine_over_http(engine, reqs),
                                                  lambda: llama_server_workload(base, reqs), rounds)
+        with llama_server(binary, model_path, slots=1, threads=threads) as base:
+            llama_server_workload(base, single[:1], 1)
+            mine1, theirs1, ratios1 = paired_rounds(lambda: engine_over_http(engine, single, 1),
+                                                    lambda: llama_server_workload(base, single, 1), rounds)
     except (RuntimeError, OSError) as exc:
         return None, f"llama-server failed: {exc}"
-    return {"engine_http": mine, "llama_server": theirs, "ratios": ratios, "slots": len(reqs), "binary": binary}, ""
+    return {"engine_http": mine, "llama_server": theirs, "ratios": ratios, "slots": len(reqs), "binary": binary,
+            "one_slot": {"engine_http": mine1, "llama_server": theirs1, "ratios": ratios1, "requests": len(single)}}, ""
+
+
+def roofline(engine: LLMEngine, model_path: Path | None, batch: int) -> dict[str, float]:
+    """The memory-bandwidth roofline of this machine for the model: a decode step reads every weight once,
+    so tokens/s <= rows x read bandwidth / bytes per step, for this engine's decode weights and for the
+    GGUF file's (what llama.cpp streams), at one row and at `batch` rows (KV-cache reads left out)."""
+    bandwidth = read_bandwidth_gbs(engine.config.device) * 1e9
+    ours = engine.runner.model.weight_bytes_per_token()
+    out = {"read_bandwidth_gb_s": bandwidth / 1e9, "engine_bytes_per_step": ours,
+           "engine_bound_tok_s_1": bandwidth / ours, f"engine_bound_tok_s_{batch}": batch * bandwidth / ours}
+    if model_path is not None and model_path.is_file():
+        gguf = model_path.stat().st_size
+        out.update({"gguf_bytes_per_step": gguf, "gguf_bound_tok_s_1": bandwidth / gguf,
+                    f"gguf_bound_tok_s_{batch}": batch * bandwidth / gguf})
+    return out
 
 
 def with_int8_projections(model: Any) -> Any:
@@ -412,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-num-batched-tokens", type=int, default=512)
     p.add_argument("--skip-anchors", action="store_true", help="only this engine (no transformers runs)")
+    p.add_argument("--llama-server-only", action="store_true",
+                   help="of the anchors, only llama.cpp's server (16 slots and 1 slot, over HTTP)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     args = p.parse_args(argv)
     if args.threads:
@@ -432,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         loaded = load_model(args.model, dtype, args.device)
     engine = LLMEngine(config, loaded)
     reqs = workload(args.seed, args.requests, loaded.config.vocab_size)
-    weights = "int8 weights, float32 activations" if config.int8 else str(dtype).removeprefix("torch.")
+    weights = ("int8 weights, float32 activations" if config.int8 else str(dtype).removeprefix("torch.") + (
+        f", int8 block copies for decode ({int8_blocks.kernel_choice().isa})" if config.int8_decode else ""))
     results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
                                "weights": weights, "threads": torch.get_num_threads(), "requests": len(reqs),
                                "useful_output_tokens": sum(r.output_len for r in reqs),
@@ -445,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"model {loaded.name} on {args.device} ({weights}, {results['threads']} threads): {len(reqs)} requests, "
         f"{results['useful_output_tokens']} useful output tokens; decode steps through the {results['decode_path']}")
     run_engine(engine, reqs[:2])  # warm-up (allocator, kernels)
-    if args.skip_anchors:
+    if args.skip_anchors or args.llama_server_only:
         results["engine"] = with_steal(lambda: run_engine(engine, reqs))
     else:  # transformers' static batch is the headline anchor: measured in rounds alternating with the engine
         hf = hf or hf_from_gguf(args.model, dtype, args.device)
@@ -455,11 +513,13 @@ def main(argv: list[str] | None = None) -> int:
         say(f"  transformers static batch: {results['hf_static_batch']['tok_s']:.1f} tok/s (median-ratio round; "
             f"ratios {', '.join(f'{x:.2f}' for x in results['static_batch_ratios'])})")
     say(f"  this engine: {results['engine']['tok_s']:.1f} tok/s")
-    if not args.skip_anchors and not args.random_7b:
+    if (not args.skip_anchors or args.llama_server_only) and not args.random_7b:
         results["llama_server"], why = llama_server_anchor(engine, resolve_model_path(args.model), reqs,
                                                            torch.get_num_threads())
         if why:
             results["llama_server_skipped"] = why
+    if not args.random_7b:
+        results["roofline"] = roofline(engine, resolve_model_path(args.model), len(reqs))
     prompt = reqs[0].prompt[:32]
     results["batch1"] = batch1(engine, prompt)
     if config.int8 and not args.random_7b:  # the same engine, dense weights in the anchors' dtype: equal arithmetic
@@ -470,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"  this engine, dense {results['dtype']} weights: {results['engine_dense']['tok_s']:.1f} tok/s")
         results["batch1_dense"] = batch1(dense, prompt)
         del dense
-    if not args.skip_anchors:
+    if not args.skip_anchors and not args.llama_server_only:
         results["hf_one_at_a_time"] = with_steal(lambda: hf_one_at_a_time(hf, reqs, args.device, pad))
         if not args.random_7b:
             results["llama_cpp_one_at_a_time"], why = llama_cpp_anchor(resolve_model_path(args.model), reqs)
@@ -512,6 +572,14 @@ def report(r: dict[str, Any], as_json: bool) -> None:
             print(f"  {'llama.cpp server, ' + str(ls['slots']) + ' slots':34s} {theirs['tok_s']:8.1f} tok/s  "
                   f"({theirs['seconds']:.1f} s{steal(theirs)}) -> this server is {mine['tok_s'] / theirs['tok_s']:.2f}x "
                   f"(rounds: {', '.join(f'{x:.2f}x' for x in ls['ratios'])})")
+            print(f"  {'':34s} TTFT/TPOT: {latency(mine)} (this server), {latency(theirs)} (llama.cpp)")
+            one = ls["one_slot"]
+            print(f"  {'one slot, ' + str(one['requests']) + ' requests in turn':34s} this server "
+                  f"{one['engine_http']['tok_s']:.1f} tok/s, llama.cpp {one['llama_server']['tok_s']:.1f} tok/s -> "
+                  f"{one['engine_http']['tok_s'] / one['llama_server']['tok_s']:.2f}x (rounds: "
+                  f"{', '.join(f'{x:.2f}x' for x in one['ratios'])})")
+            print(f"  {'':34s} TTFT/TPOT: {latency(one['engine_http'])} (this server), "
+                  f"{latency(one['llama_server'])} (llama.cpp)")
     if "engine_dense" in r:
         d = r["engine_dense"]
         print("  at equal arithmetic:")
@@ -522,6 +590,14 @@ def report(r: dict[str, Any], as_json: bool) -> None:
             h = r["hf_static_batch_int8"]
             print(f"    {'transformers static batch, int8':32s} {h['tok_s']:8.1f} tok/s  ({h['seconds']:.1f} s) -> int8 engine "
                   f"is {e['tok_s'] / h['tok_s']:.2f}x")
+    if "roofline" in r:
+        rf = r["roofline"]
+        n = r["requests"]
+        print(f"  roofline at {rf['read_bandwidth_gb_s']:.1f} GB/s read bandwidth: this engine's decode reads "
+              f"{rf['engine_bytes_per_step'] / 1e6:.0f} MB a step -> <= {rf['engine_bound_tok_s_1']:.1f} tok/s at 1 row, "
+              f"{rf[f'engine_bound_tok_s_{n}']:.0f} at {n}" + (
+                  f"; the GGUF ({rf['gguf_bytes_per_step'] / 1e6:.0f} MB, what llama.cpp streams) -> "
+                  f"{rf['gguf_bound_tok_s_1']:.1f} and {rf[f'gguf_bound_tok_s_{n}']:.0f}" if "gguf_bytes_per_step" in rf else ""))
     print(f"  {'KV-cache waste at peak':34s} {e['kv_waste_pct']:8.2f} %  (allocated but unused slots)")
     for key, label in (("batch1", r["weights"]), ("batch1_dense", f"dense {r['dtype']}")):
         if key in r:
@@ -533,6 +609,12 @@ def report(r: dict[str, Any], as_json: bool) -> None:
     print("  (copy bandwidth counts bytes read + written, as STREAM's copy does; batch-1 is the median of "
           f"{r['batch1']['rounds']} rounds, each measuring the bandwidth right before it decodes)")
     sys.stdout.flush()
+
+
+def latency(figures: dict[str, float]) -> str:
+    """"TTFT p50 a / p90 b s, TPOT p50 c / p90 d ms" from an HTTP run's percentiles."""
+    return (f"TTFT p50 {figures['ttft_s_p50']:.2f} / p90 {figures['ttft_s_p90']:.2f} s, "
+            f"TPOT p50 {1000 * figures['tpot_s_p50']:.0f} / p90 {1000 * figures['tpot_s_p90']:.0f} ms")
 
 
 def steal(figures: dict[str, float]) -> str:

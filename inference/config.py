@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 import torch
 
 from inference.cpu import cpu_has_fast_bf16
+from inference.layers import int8_blocks
 from inference.layers.linear import int8_available
 
-QUANTIZATIONS = ("auto", "none", "int8")
+QUANTIZATIONS = ("auto", "none", "int8", "int8_decode")
 
 
 def default_device() -> str:
@@ -48,9 +49,12 @@ class Config:
     tokens; when not given it is derived from `kv_cache_memory_gib`.
 
     `quantization`: "none" keeps dense weights in the compute dtype (exact against transformers);
-    "int8" runs the projections as W8A8 int8 on the CPU (layers/linear.py); "auto" picks int8 only when
-    both dtype and quantization were left to the engine and the CPU would otherwise compute in float32
-    (no native bf16), the case where int8 is ~4x faster. An explicit dtype therefore means dense weights.
+    "int8" runs the projections as W8A8 int8 on the CPU (layers/linear.py); "int8_decode" keeps the
+    dense weights for prefill and adds block-scaled int8 copies that steps of few rows (decode) use
+    (layers/int8_blocks.py). "auto", when both dtype and quantization were left to the engine on a CPU:
+    int8 where the CPU would otherwise compute in float32 (no native bf16), the case where int8 is ~4x
+    faster; int8_decode where it computes in bf16 and has an int8 block kernel. An explicit dtype
+    therefore means dense weights.
 
     `fused_decode`: run decode-only steps on the CPU through the compiled layer loop
     (models/fused_decode.py) when it builds; False keeps every step on the Python reference path.
@@ -95,6 +99,11 @@ class Config:
                 raise ValueError(f"quantization='int8' computes activations in float32; drop dtype={self.dtype!r}")
             if not int8_available():
                 raise ValueError("quantization='int8' needs torch's fbgemm kernels (x86 CPU wheels); use 'none'")
+        if self.quantization == "int8_decode":
+            if self.device != "cpu":
+                raise ValueError("quantization='int8_decode' is a CPU path; use 'none' on CUDA")
+            if not int8_blocks.kernel_choice().isa:
+                raise ValueError(f"quantization='int8_decode' has no kernel here: {int8_blocks.kernel_choice().why}")
         if self.num_kvcache_blocks is not None and self.num_kvcache_blocks * self.block_size < self.max_model_len:
             raise ValueError(
                 f"num_kvcache_blocks={self.num_kvcache_blocks} x block_size={self.block_size} cannot hold one "
@@ -108,6 +117,14 @@ class Config:
             return (self.dtype == "auto" and self.device == "cpu" and int8_available()
                     and resolve_dtype("auto", "cpu") == torch.float32)
         return self.quantization == "int8"
+
+    @property
+    def int8_decode(self) -> bool:
+        """Whether decode steps use block-scaled int8 copies of the projections (see `quantization`)."""
+        if self.quantization == "auto":
+            return (self.dtype == "auto" and self.device == "cpu" and resolve_dtype("auto", "cpu") == torch.bfloat16
+                    and bool(int8_blocks.kernel_choice().isa))
+        return self.quantization == "int8_decode"
 
     @property
     def torch_dtype(self) -> torch.dtype:

@@ -15,6 +15,7 @@ from typing import Any, cast
 from inference.block_manager import BlockManager
 from inference.config import Config, default_device
 from inference.guided import GuidedDecoding
+from inference.layers import int8_blocks
 from inference.loader import LoadedModel, load_model
 from inference.model_runner import ModelRunner
 from inference.models.fused_decode import enable_fused_decode
@@ -72,7 +73,7 @@ class LLMEngine:
         self.config = config
         self.loaded = loaded or load_model(config.model, config.torch_dtype, config.device)
         self.model_config = self.loaded.config
-        self.loaded.model.prepare_for_inference(config.int8)
+        self.loaded.model.prepare_for_inference(config.int8, config.int8_decode and bool(int8_blocks.available().isa))
         # why decode steps run the Python reference layers; "" when the compiled loop runs them
         self.reference_path_reason = (enable_fused_decode(self.loaded.model) if config.fused_decode
                                       else "fused_decode=False")

@@ -9,6 +9,8 @@
 // float32 math, rounded to the model dtype exactly where the reference rounds, so the two paths agree
 // to float32 summation order. tests/inference/test_fused_decode.py pins that.
 
+#include "int8_blocks.h"
+
 #include <torch/extension.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 
@@ -28,7 +30,8 @@ enum Layout : int64_t { kDense = 0, kPacked = 1, kInt8 = 2 };
 
 // The tensors of one decoder layer, in the order the Python side passes them; under int8 the four
 // weight tensors are empty and `int8` points at the layer's four prepacked weights (qkv, o, gate_up, down).
-constexpr int64_t kTensorsPerLayer = 9;
+// Then, per projection, its block-scaled int8 weight and scales (int8_blocks.h; empty when the layer has none).
+constexpr int64_t kTensorsPerLayer = 17;
 constexpr int64_t kInt8PerLayer = 4;
 struct Layer {
   const torch::Tensor& input_norm;
@@ -40,6 +43,7 @@ struct Layer {
   const torch::Tensor& down_weight;
   const torch::Tensor& k_cache;  // [num_blocks, block_size, num_kv_heads, head_dim]
   const torch::Tensor& v_cache;
+  const torch::Tensor* blocks;  // qkv q, qkv scales, o q, o scales, gate_up q, ..., down scales
   const c10::IValue* int8;
 };
 
@@ -47,6 +51,7 @@ struct Shape {
   int64_t num_heads, num_kv_heads, head_dim, block_size;
   double eps;
   Layout layout;
+  int64_t blocks_isa, blocks_max_rows;  // int8 block kernel (int8_blocks::Isa; -1: none) and its row limit
 };
 
 torch::Tensor call_boxed(const c10::OperatorHandle& op, torch::jit::Stack stack) {
@@ -72,6 +77,9 @@ torch::Tensor linear(const torch::Tensor& x, const Layer& layer, int which, cons
   const torch::Tensor* weights[] = {&layer.qkv_weight, &layer.o_weight, &layer.gate_up_weight, &layer.down_weight};
   const std::optional<torch::Tensor> bias =
       which == 0 && layer.qkv_bias.numel() ? std::optional<torch::Tensor>(layer.qkv_bias) : std::nullopt;
+  const torch::Tensor& q = layer.blocks[2 * which];
+  if (s.blocks_isa >= 0 && q.numel() && x.size(0) <= s.blocks_max_rows)
+    return int8_blocks::linear(x, q, layer.blocks[2 * which + 1], bias, s.blocks_isa);
   switch (s.layout) {
     case kInt8:
       return int8_linear(x, layer.int8[which], bias);
@@ -290,7 +298,7 @@ torch::Tensor run(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor
                             -std::numeric_limits<float>::infinity(), x.options().dtype(torch::kFloat));
   for (size_t i = 0, l = 0; i < tensors.size(); i += kTensorsPerLayer, ++l) {
     const Layer layer{tensors[i],     tensors[i + 1], tensors[i + 2], tensors[i + 3], tensors[i + 4],
-                      tensors[i + 5], tensors[i + 6], tensors[i + 7], tensors[i + 8],
+                      tensors[i + 5], tensors[i + 6], tensors[i + 7], tensors[i + 8], &tensors[i + 9],
                       int8.empty() ? nullptr : &int8[l * kInt8PerLayer]};
     auto qkv = linear(rms_norm<T>(x, layer.input_norm, s.eps), layer, 0, s);
     apply_rotary<T>(qkv, cos, sin, s);
@@ -307,12 +315,14 @@ torch::Tensor run(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor
 // x: [B, hidden] embedded tokens, one per sequence; cos/sin: [B, head_dim] float32 at each token's
 // position; slots: [B] cache slot of each new token; block_tables: [B, max_blocks]; context_lens: [B]
 // keys each token attends to (its own included); tensors: kTensorsPerLayer per layer (see Layer);
-// int8_weights: kInt8PerLayer fbgemm-prepacked weights per layer when layout is kInt8, else empty.
+// int8_weights: kInt8PerLayer fbgemm-prepacked weights per layer when layout is kInt8, else empty;
+// blocks_isa / blocks_max_rows: a projection with int8 blocks runs on that kernel when the step has at
+// most blocks_max_rows rows (-1: never).
 // Returns the hidden states after the last layer (before the final norm).
 torch::Tensor decode_layers(torch::Tensor x, torch::Tensor cos, torch::Tensor sin, torch::Tensor slots,
                             torch::Tensor block_tables, torch::Tensor context_lens, std::vector<torch::Tensor> tensors,
                             const py::list& int8_weights, int64_t num_heads, int64_t num_kv_heads, int64_t head_dim,
-                            double eps, int64_t layout) {
+                            double eps, int64_t layout, int64_t blocks_isa, int64_t blocks_max_rows) {
   TORCH_CHECK(tensors.size() % kTensorsPerLayer == 0, "expected ", kTensorsPerLayer, " tensors per layer");
   TORCH_CHECK(layout >= kDense && layout <= kInt8, "unknown weight layout ", layout);
   const int64_t layers = tensors.size() / kTensorsPerLayer;
@@ -325,7 +335,8 @@ torch::Tensor decode_layers(torch::Tensor x, torch::Tensor cos, torch::Tensor si
   TORCH_CHECK(cos.scalar_type() == torch::kFloat && sin.scalar_type() == torch::kFloat, "cos/sin must be float32");
   TORCH_CHECK(cos.is_contiguous() && sin.is_contiguous(), "cos/sin must be contiguous");
   const int64_t block_size = tensors.empty() ? 1 : tensors[7].size(1);
-  const Shape s{num_heads, num_kv_heads, head_dim, block_size, eps, static_cast<Layout>(layout)};
+  const Shape s{num_heads, num_kv_heads, head_dim, block_size, eps, static_cast<Layout>(layout), blocks_isa,
+                blocks_max_rows};
   x = x.clone();  // the residual stream is updated in place
   switch (x.scalar_type()) {
     case torch::kFloat:
@@ -339,4 +350,6 @@ torch::Tensor decode_layers(torch::Tensor x, torch::Tensor cos, torch::Tensor si
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("decode_layers", &decode_layers, "One decode step through every decoder layer (CPU).");
+  m.def("int8_linear", &int8_blocks::linear, "x @ W.T (+ bias) with block-scaled int8 weights and activations (CPU).");
+  m.def("int8_isas", &int8_blocks::compiled_isas, "The int8 block kernels this build has.");
 }

@@ -11,6 +11,9 @@
   and a batch-1 step reads a quarter of the float32 bytes. Accuracy against the float32 path on the
   default model is pinned by tests/inference/test_int8.py.
 
+- int8 blocks (CPU, decode): layers/int8_blocks.py. Kept beside the oneDNN-prepacked bf16 weight,
+  which prefill chunks use; calls of up to `int8_blocks.max_rows()` rows take the int8 copy.
+
 Packing drops the plain weight so memory does not double.
 """
 
@@ -22,6 +25,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from inference.layers import int8_blocks
 
 
 def can_pack(weight: torch.Tensor) -> bool:
@@ -70,11 +75,16 @@ def int8_linear(x: torch.Tensor, packed: Any, bias: torch.Tensor | None) -> torc
 class Linear(nn.Linear):
     packed: torch.Tensor | None = None  # oneDNN blocked layout, same dtype as the weight
     packed_int8: Any = None  # fbgemm prepacked int8 weight
+    qweight: torch.Tensor | None = None  # int8 blocks (decode steps), beside `packed`
+    qscales: torch.Tensor | None = None
 
-    def pack(self, int8: bool = False) -> None:
-        """Reorder (or with `int8`, quantise) the weight for the CPU kernels; a no-op where they do not apply."""
+    def pack(self, int8: bool = False, int8_blocks_too: bool = False) -> None:
+        """Reorder (or with `int8`, quantise) the weight for the CPU kernels; a no-op where they do not apply.
+        `int8_blocks_too` adds the block-scaled int8 copy that calls of few rows use (Config checked the kernel)."""
         if self.packed is not None or self.packed_int8 is not None:
             return
+        if int8_blocks_too and int8_blocks.can_quantize(self.weight):
+            self.qweight, self.qscales = int8_blocks.for_kernel(self.weight)
         if int8:  # Config has already checked that this is a CPU with fbgemm
             self.packed_int8 = pack_int8(self.weight)
         elif can_pack(self.weight):
@@ -84,6 +94,8 @@ class Linear(nn.Linear):
         self.weight = nn.Parameter(torch.empty(0, dtype=self.weight.dtype), requires_grad=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.qweight is not None and self.qscales is not None and x.dim() == 2 and x.shape[0] <= int8_blocks.max_rows():
+            return int8_blocks.int8_linear(x, self.qweight, self.qscales, self.bias)
         if self.packed_int8 is not None:
             return int8_linear(x, self.packed_int8, self.bias)
         if self.packed is not None:
@@ -92,7 +104,9 @@ class Linear(nn.Linear):
         return F.linear(x, self.weight, self.bias)
 
     def weight_bytes(self) -> int:
-        """Bytes one forward reads for the weight (int8: one per element plus a float scale per row)."""
+        """Bytes a decode step's forward reads for the weight (int8: one per element plus the float scales)."""
+        if self.qweight is not None and self.qscales is not None:
+            return self.qweight.numel() + 4 * self.qscales.numel()
         if self.packed_int8 is not None:
             return self.in_features * self.out_features + 8 * self.out_features
         return self.in_features * self.out_features * (self.packed if self.packed is not None else self.weight).element_size()

@@ -135,15 +135,15 @@ class DecoderForCausalLM(nn.Module):
         logits: torch.Tensor = self.lm_head(x)
         return logits
 
-    def prepare_for_inference(self, int8: bool = False) -> None:
+    def prepare_for_inference(self, int8: bool = False, int8_blocks_too: bool = False) -> None:
         """Once, after loading: prepack (or with `int8`, quantise) the projections for the CPU kernels
-        (layers/linear.py). A tied output head is untied first: the embedding keeps its plain rows,
+        (layers/linear.py), adding block-scaled int8 copies for decode with `int8_blocks_too`. A tied output head is untied first: the embedding keeps its plain rows,
         the head gets a packed copy."""
         if self.cfg.tie_word_embeddings and self.lm_head.weight is self.embed_tokens.weight:
             self.lm_head.weight = nn.Parameter(self.embed_tokens.weight.detach().clone(), requires_grad=False)
         for module in self.modules():
             if isinstance(module, Linear):
-                module.pack(int8)
+                module.pack(int8, int8_blocks_too)
 
     def weight_bytes_per_token(self) -> int:
         """Bytes of weights one decode step reads: every projection and norm, not the embedding table."""

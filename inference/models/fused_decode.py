@@ -31,22 +31,27 @@ from typing import Any
 
 import torch
 
+from inference.layers import int8_blocks
 from inference.layers.attention import AttentionMetadata
 from inference.layers.linear import Linear
 from inference.loader.default_model import cache_dir
 from inference.models.decoder import DecoderForCausalLM
 
 log = logging.getLogger(__name__)
-SOURCE = Path(__file__).resolve().parent.parent / "csrc" / "decode_layers.cpp"
+CSRC = Path(__file__).resolve().parent.parent / "csrc"
+SOURCE = CSRC / "decode_layers.cpp"
+SOURCES = [SOURCE, CSRC / "int8_blocks.cpp"]  # int8_blocks.h is hashed too: see _cpu_signature
 
 
 def _cpu_signature() -> str:
-    """What the machine code depends on: the CPU's instruction sets and torch's version."""
+    """What the machine code depends on: the CPU's instruction sets, torch's version and the sources (torch
+    rebuilds on a changed .cpp but not on a changed header)."""
     try:
         flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
     except OSError:
         flags = ""
-    return hashlib.sha256(f"{platform.machine()} {flags} {torch.__version__}".encode()).hexdigest()[:12]
+    sources = b"".join(p.read_bytes() for p in sorted(CSRC.iterdir()) if p.suffix in (".cpp", ".h"))
+    return hashlib.sha256(f"{platform.machine()} {flags} {torch.__version__}".encode() + sources).hexdigest()[:12]
 
 
 @cache
@@ -71,7 +76,7 @@ def load_extension() -> tuple[Any | None, str]:
             fcntl.flock(turn, fcntl.LOCK_EX)
             (build / "lock").unlink(missing_ok=True)  # torch's FileBaton, left by a builder that was killed
             module = cpp_extension.load(
-                name=name, sources=[str(SOURCE)], build_directory=str(build),
+                name=name, sources=[str(p) for p in SOURCES], build_directory=str(build),
                 extra_cflags=["-O3", "-march=native", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
     except Exception as exc:  # a compiler error is long; its last line says what failed
         last = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
@@ -127,7 +132,7 @@ class FusedDecoder:
         return torch.empty(0)
 
     def layer_tensors(self) -> tuple[list[torch.Tensor], list[Any]]:
-        """Nine tensors per layer in csrc's order, and the int8 weights; rebuilt when new caches are bound."""
+        """17 tensors per layer in csrc's order, and the int8 weights; rebuilt when new caches are bound."""
         first = self.model.decoder_layers()[0].self_attn.attn.k_cache
         if self._bound_to is not first:
             empty = torch.empty(0)
@@ -141,6 +146,8 @@ class FusedDecoder:
                 self._tensors += [layer.input_layernorm.weight, weight(qkv), empty if qkv.bias is None else qkv.bias,
                                   weight(o), layer.post_attention_layernorm.weight, weight(gate_up), weight(down),
                                   k_cache, v_cache]
+                for m in (qkv, o, gate_up, down):
+                    self._tensors += [empty, empty] if m.qweight is None or m.qscales is None else [m.qweight, m.qscales]
                 if self.layout == INT8:
                     self._int8 += [m.packed_int8 for m in (qkv, o, gate_up, down)]
             self._bound_to = first
@@ -153,7 +160,8 @@ class FusedDecoder:
         tensors, int8 = self.layer_tensors()
         out: torch.Tensor = self.module.decode_layers(x, cos, sin, meta.slot_mapping, meta.decode_block_tables,
                                          meta.decode_context_lens, tensors, int8, cfg.num_heads,
-                                         cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps, self.layout)
+                                         cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps, self.layout,
+                                         int8_blocks.ISAS.get(int8_blocks.kernel_choice().isa, -1), int8_blocks.max_rows())
         return out
 
 

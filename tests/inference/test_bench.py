@@ -118,11 +118,22 @@ def test_cpu_ticks_reads_the_eight_counters_of_proc_stat():
     assert ticks is not None and len(ticks) == 8 and sum(ticks) > 0
 
 
-def test_this_engine_over_http_produces_every_requested_token(tmp_path):
-    engine = LLMEngine(Config(model=str(build_tiny(tmp_path / "tiny", "qwen2")), dtype="float32", max_model_len=256))
+def test_this_engine_over_http_produces_every_requested_token(tiny_chat_model):
+    """A model with a real tokenizer, so the streamed chunks carry text whose arrival TTFT and TPOT time."""
+    engine = LLMEngine(Config(model=str(tiny_chat_model), dtype="float32", max_model_len=256))
     reqs = [Request(list(range(3, 20)), 5), Request(list(range(7, 40)), 9)]
     figures = engine_over_http(engine, reqs)
     assert figures["useful_tokens"] == 14 and figures["tok_s"] > 0
+    # streamed: each request's first token came before the run ended, and later tokens took time
+    assert 0 < figures["ttft_s_p50"] <= figures["ttft_s_p99"] <= figures["seconds"]
+    assert 0 < figures["tpot_s_p50"] <= figures["tpot_s_p99"]
+    one_at_a_time = engine_over_http(engine, reqs, concurrency=1)
+    assert one_at_a_time["useful_tokens"] == 14
+
+
+def test_percentiles_take_the_nearest_rank():
+    assert bench.percentiles([4.0, 1.0, 3.0, 2.0, 5.0], "x") == {"x_p50": 3.0, "x_p90": 5.0, "x_p99": 5.0}
+    assert bench.percentiles([], "x") == {}
 
 
 def test_the_llama_server_anchor_says_why_it_did_not_run(tmp_path, monkeypatch):
