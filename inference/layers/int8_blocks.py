@@ -21,6 +21,7 @@ from functools import cache
 import torch
 
 from inference.cpu import cpu_flags
+from inference.extension import load_extension  # the compiled module holds both kernels
 
 GROUP = 128  # csrc/int8_blocks.h kGroup
 ISAS = {"avx2": 1, "avx512_vnni": 2, "amx": 3}  # csrc/int8_blocks.h Isa
@@ -118,8 +119,6 @@ def reference_linear(x: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, bia
 
 @cache
 def _extension() -> object | None:
-    from inference.models.fused_decode import load_extension  # the compiled module holds both kernels
-
     module, _ = load_extension()
     return module
 
@@ -128,8 +127,6 @@ def available() -> KernelChoice:
     """The kernel choice, with the reason none runs where the extension does not build."""
     choice = kernel_choice()
     if choice.isa and _extension() is None:
-        from inference.models.fused_decode import load_extension
-
         return KernelChoice("", f"the C++ extension did not build: {load_extension()[1]}")
     return choice
 

@@ -13,9 +13,8 @@ import sys
 
 import pytest
 
-from inference import LLM, SamplingParams
+from inference import LLM, SamplingParams, extension
 from inference.layers.linear import int8_available
-from inference.models import fused_decode
 from tests.conftest import ROOT
 
 
@@ -70,7 +69,7 @@ def test_the_default_model_decodes_alike_on_both_paths():
 
 def test_a_missing_compiler_leaves_the_python_layers_with_a_reason(monkeypatch, caplog):
     monkeypatch.setenv("CXX", "/nonexistent/c++")
-    module, why = fused_decode.load_extension.__wrapped__()
+    module, why = extension.load_extension.__wrapped__()
     assert module is None
     assert "C++ compiler" in why and why in caplog.text
 
@@ -94,13 +93,13 @@ def test_only_decode_only_steps_take_the_extension(tiny_model_dir):
 
 def test_a_build_killed_mid_way_does_not_make_the_next_engine_start_wait_forever():
     """torch's lock file survives a builder that was killed; the next build must not wait on it."""
-    module, reason = fused_decode.load_extension()
+    module, reason = extension.load_extension()
     assert module is not None, reason
-    name = f"inference_decode_layers_{fused_decode._cpu_signature()}"
-    stale = fused_decode.cache_dir() / "extensions" / name / "lock"
+    name = f"inference_decode_layers_{extension._cpu_signature()}"
+    stale = extension.cache_dir() / "extensions" / name / "lock"
     stale.write_text("")  # what `kill` during a build leaves behind
-    probe = ("from inference.models import fused_decode\n"
-             "module, reason = fused_decode.load_extension()\n"
+    probe = ("from inference import extension\n"
+             "module, reason = extension.load_extension()\n"
              "assert module is not None, reason\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]

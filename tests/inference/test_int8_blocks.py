@@ -14,10 +14,9 @@ import random
 import pytest
 import torch
 
-from inference import LLM, SamplingParams
+from inference import LLM, SamplingParams, extension
 from inference.cpu import cpu_flags
 from inference.layers import int8_blocks
-from inference.models import fused_decode
 from tests.inference.conftest import build_tiny
 
 ISAS = [isa for isa, needs in (("amx", {"amx_tile", "amx_int8", "avx512f", "avx512bw"}),
@@ -27,7 +26,7 @@ ISAS = [isa for isa, needs in (("amx", {"amx_tile", "amx_int8", "avx512f", "avx5
 
 @pytest.fixture(scope="module")
 def module():
-    module, why = fused_decode.load_extension()
+    module, why = extension.load_extension()
     assert module is not None, why
     return module
 
