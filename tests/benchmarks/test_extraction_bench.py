@@ -19,7 +19,8 @@ def tiny_model(tmp_path_factory):
     from inference.loader.tokenizer import load_gguf_tokenizer
 
     tokenizer = load_gguf_tokenizer(resolve_model_path("default"))
-    folder = build_tiny(tmp_path_factory.mktemp("tiny-bench"), "qwen2", vocab_size=len(tokenizer))
+    # the extraction prompt (instructions and few-shot) runs past the tiny default of 512 positions
+    folder = build_tiny(tmp_path_factory.mktemp("tiny-bench"), "qwen2", vocab_size=len(tokenizer), max_positions=4096)
     tokenizer.save_pretrained(folder)
     return folder
 
@@ -30,7 +31,7 @@ def test_three_runs_report_papers_per_hour_tokens_and_the_prefix_cache_switch(ti
     require(bool(pdfs), "the shared corpus PDFs (../shared/corpus/pdfs)")
     (tmp_path / pdfs[0].name).symlink_to(pdfs[0])
     code = extraction.main(["--pdfs", str(tmp_path), "--max-papers", "1", "--model", str(tiny_model),
-                            "--llm-top-n", "3", "--dtype", "float32", "--json"])
+                            "--max-passages", "3", "--dtype", "float32", "--json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["papers"] == [pdfs[0].name]

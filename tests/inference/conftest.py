@@ -23,11 +23,12 @@ from inference.request_limits import ServerLimits
 from inference.server import InferenceServer
 
 
-def build_tiny(folder: Path, arch: str, vocab_size: int = 512, seed: int = 0, hidden_size: int = 64) -> Path:
+def build_tiny(folder: Path, arch: str, vocab_size: int = 512, seed: int = 0, hidden_size: int = 64,
+               max_positions: int = 512) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
     common = dict(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max_positions,
                   initializer_range=0.1, rms_norm_eps=1e-6, eos_token_id=vocab_size - 1, bos_token_id=0)
     torch.manual_seed(seed)
     if arch == "qwen2":  # Qwen2: q/k/v bias, output head tied to the embedding

@@ -9,11 +9,12 @@ from django.core.management import call_command
 
 from knowledge.pack import PACK_FILE, PACK_ORIGIN, load_pack, paper_record
 from knowledge.records import PaperRecord, read_file, write_file
-from knowledge.sources import default_folders, known_papers, seed_entries
+from knowledge.sources import default_folders, known_papers
 from ontology.models import Fact, FactRevision, SearchDocument
 from ontology.schema import MAX_QUOTE
 from ontology.services import edit_fact
 from papers.models import Paper, Score
+from papers.selectors import seed_entries
 
 SAMPLE = ("2401.08671", "2407.15309")  # two of the quicker corpus PDFs to rebuild
 
