@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
 
 from benchmarks.database import throwaway_database
-from benchmarks.parse import shared_corpus
 
+ROOT = Path(__file__).resolve().parent.parent
 SURFACES = ("search", "technique_evidence", "advisor_evidence")
 
 
@@ -91,7 +92,7 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="write the shown texts here (JSON)")
     parser.add_argument("--database", default="bench_quote_display", help="name of the throw-away database")
     args = parser.parse_args()
-    shared = shared_corpus() / "pdfs"
+    shared = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus" / "pdfs"
     counter = _DropCounter()
     for name in ("ontology.quotes", "ontology.selectors"):
         logging.getLogger(name).addHandler(counter)
