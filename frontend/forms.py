@@ -105,6 +105,17 @@ class AdvisorForm(forms.Form):
         }
 
 
+MAX_VERSION = 2**31 - 1  # a fact's version is a PostgreSQL integer; a larger one is no version we gave out
+
+
+class FactReviewForm(forms.Form):
+    """Verify or reject: an optional note and the version of the fact the page showed (absent on
+    an old page, where the review is not checked against a version)."""
+
+    note = forms.CharField(max_length=500, required=False)
+    version = forms.IntegerField(min_value=1, max_value=MAX_VERSION, required=False)
+
+
 class FactEditForm(forms.Form):
     """What an editor may correct on a fact; the note goes into the revision log.
 
@@ -121,7 +132,7 @@ class FactEditForm(forms.Form):
     effect = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, show_hidden_initial=True)
     page = forms.IntegerField(min_value=1, required=False, show_hidden_initial=True)
     note = forms.CharField(label="Why (kept in the history)", max_length=500, required=False)
-    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    version = forms.IntegerField(min_value=1, max_value=MAX_VERSION, widget=forms.HiddenInput)
 
     FACT_FIELDS = ("subject", "parameter", "value", "unit", "condition", "effect", "page")
 

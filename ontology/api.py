@@ -6,6 +6,8 @@ wired in infrawiki/api_urls.py under /api/.
 """
 from __future__ import annotations
 
+import re
+
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -140,13 +142,16 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
+_VERSION_TAG = re.compile(r"[0-9]{1,10}")  # ASCII digits, short: a tag this API gave out (Fact.version is an integer)
+
+
 def if_match_version(header: str) -> int | None:
     """The version an If-Match header names: None for `*` (any), 0 (matches no fact) when it names
     none this API gave out or several, so the write is refused as stale rather than guessed at."""
     tags = [tag.strip().removeprefix("W/").strip('"') for tag in header.split(",") if tag.strip()]
     if "*" in tags:
         return None
-    versions = {int(tag) for tag in tags if tag.isdigit()}
+    versions = {int(tag) for tag in tags if _VERSION_TAG.fullmatch(tag)}
     return versions.pop() if len(versions) == 1 and len(tags) == 1 else 0
 
 

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from frontend.forms import FactEditForm
+from frontend.forms import FactEditForm, FactReviewForm
 from frontend.views.next_url import next_url
 from infrawiki.permissions import is_editor
 from ontology import selectors as ontology_selectors
@@ -106,9 +106,13 @@ def review_fact(request: HttpRequest, fact_id: str, action: str) -> HttpResponse
     fact = ontology_selectors.fact_with_history(int(fact_id))
     if fact is None:
         raise Http404(f"No fact #{fact_id}")
-    note = request.POST.get("note", "")[:500]
-    version = request.POST.get("version", "")
-    expected = int(version) if version.isdigit() else None
+    done = "verified" if action == "verify" else "rejected"
+    form = FactReviewForm(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        messages.error(request, f"Not {done}: {problems} Here is the fact as it is now; review it again.")
+        return redirect("frontend:fact", fact_id=fact.id)
+    note, expected = form.cleaned_data["note"], form.cleaned_data["version"]
     try:
         if action == "verify":
             ontology_services.verify_fact(fact, user=request.user, note=note, expected_version=expected)
@@ -117,7 +121,7 @@ def review_fact(request: HttpRequest, fact_id: str, action: str) -> HttpResponse
             ontology_services.reject_fact(fact, user=request.user, note=note, expected_version=expected)
             messages.success(request, f"Fact #{fact.id} rejected.")
     except StaleFact:
-        messages.error(request, f"Not {action}ed: fact #{fact.id} changed after your page was loaded. "
+        messages.error(request, f"Not {done}: fact #{fact.id} changed after your page was loaded. "
                                 "Here it is as it is now; review it again.")
         return redirect("frontend:fact", fact_id=fact.id)
     return _back(request, "frontend:review")

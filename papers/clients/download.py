@@ -180,9 +180,10 @@ def _check_status(response: requests.Response, url: str) -> None:
 
 def _read_capped(response: requests.Response, url: str, policy: DownloadPolicy, deadline: float) -> bytes:
     declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > policy.max_bytes:
+    # Compared as text first: a hostile header of thousands of digits must not reach int().
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > policy.max_bytes):
         raise DownloadError(
-            f"{url} is {int(declared):,} bytes, over PDF_MAX_BYTES={policy.max_bytes:,}; raise the cap to accept it",
+            f"{url} declares {declared[:24]} bytes, over PDF_MAX_BYTES={policy.max_bytes:,}; raise the cap to accept it",
             permanent=True)
     chunks: list[bytes] = []
     size = 0

@@ -54,6 +54,9 @@ def test_an_if_match_naming_the_current_version_or_any_goes_through(web):
     assert editor.patch(f"/api/facts/{fact.id}/", {"value": "64"}, format="json", HTTP_IF_MATCH="*").status_code == 200
     assert editor.patch(f"/api/facts/{fact.id}/", {"value": "8"}, format="json",
                         HTTP_IF_MATCH='"not-a-version"').status_code == 412
+    for hostile in ('"' + "9" * 5000 + '"', '"²"', '"2147483648"'):  # not a tag this API gave out
+        assert editor.patch(f"/api/facts/{fact.id}/", {"value": "8"}, format="json",
+                            HTTP_IF_MATCH=hostile).status_code == 412
     assert Fact.objects.get(id=fact.id).value == "64"
 
 

@@ -37,6 +37,19 @@ def test_a_next_that_is_not_a_page_of_this_site_never_becomes_a_server_error_or_
     assert response.status_code == 302
     assert response["Location"] in (target, "/review/") and "evil" not in response["Location"]
 
+@pytest.mark.parametrize("version", ["9" * 5000, "-3", "2147483648", "v2"])
+def test_a_review_carrying_a_version_that_is_not_one_is_refused_and_the_fact_is_left_as_it_was(
+        client, web, version):
+    login(client, web, "editor")
+    fact = web.facts["gpu"]
+    before = (fact.status, fact.version)
+    response = client.post(f"/facts/{fact.id}/verify/", {"version": version}, follow=True)
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == f"/facts/{fact.id}/"
+    assert "Not verified: version:" in response.content.decode()
+    fact.refresh_from_db()
+    assert (fact.status, fact.version) == before
+
+
 def test_an_editor_rejects_a_fact_and_it_leaves_the_paper_page(client, web):
     login(client, web, "editor")
     fact = web.facts["hostile"]
