@@ -118,10 +118,6 @@ async def _drive(port: int, name: str, method: str, path: str, body: dict | None
 
 def _prepare_database(min_papers: int) -> str:
     """Create and fill a throw-away database; returns its URL (the caller drops it)."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    import django
-
-    django.setup()
     from django.core.management import call_command, get_commands
     from django.db import connection
 

@@ -6,7 +6,6 @@ and it is dropped afterwards unless the caller keeps it for a later `--reuse`.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -14,10 +13,6 @@ from contextlib import contextmanager
 @contextmanager
 def throwaway_database(name: str, *, reuse: bool, keep: bool) -> Iterator[None]:
     """Run the body on database `name`: created afresh, or reused as it was left when `reuse`."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    import django
-
-    django.setup()
     from django.db import connection
 
     original_name = connection.settings_dict["NAME"]

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import inference  # noqa: F401 - first, so torch's allocator takes huge pages (inference/README.md)
-from benchmarks.parse import shared_corpus
 from inference.config import Config
 from inference.engine import LLMEngine
 from inference.loader.default_model import EXTRACTION_MODEL
 from inference.server import InferenceServer
+from infrawiki.env import shared_dir
 from ontology.extraction.llm import LlmClient, LlmExtractor, answer_schema
 from ontology.extraction.pipeline import extract_document
 from papers.pdf import ParsedPdf, PdfError, parse_pdf
@@ -93,11 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtype", default="auto")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     args = p.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    import django
-
-    django.setup()  # the rules' naming reads settings (the embedding cache)
-    folder = args.pdfs or shared_corpus() / "pdfs"
+    folder = args.pdfs or shared_dir() / "corpus" / "pdfs"
     if not folder.is_dir():
         print(f"error: no PDF folder at {folder}; pass --pdfs FOLDER", file=sys.stderr)
         return 2

@@ -20,14 +20,11 @@ import pymupdf
 from lxml import etree
 
 from inference.timing import timings
+from infrawiki.env import shared_dir
 from papers.pdf import parse_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 1.5
-
-
-def shared_corpus() -> Path:
-    return Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus"
 
 
 def _median_time(fn: Callable[[], object], repeat: int, clock: Callable[[], float] = time.perf_counter) -> float:
@@ -58,10 +55,6 @@ def bench_pdfs(pdfs: list[Path], repeat: int) -> dict:
 
 
 def bench_atom(files: list[Path], repeat: int) -> dict:
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-    django.setup()
     from django.db import transaction
 
     from papers.services import import_atom_files
@@ -87,7 +80,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "parse.json")
     parser.add_argument("--skip-atom", action="store_true", help="PDFs only (no database needed)")
     args = parser.parse_args()
-    corpus = shared_corpus()
+    corpus = shared_dir() / "corpus"
     pdfs = sorted((corpus / "pdfs").glob("*.pdf"))
     if not pdfs:
         raise SystemExit(f"no corpus PDFs under {corpus}; set INFRAWIKI_SHARED_DIR")

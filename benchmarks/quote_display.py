@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import re
 import sys
 from pathlib import Path
 
 from benchmarks.database import throwaway_database
+from infrawiki.env import shared_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 SURFACES = ("search", "technique_evidence", "advisor_evidence")
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="write the shown texts here (JSON)")
     parser.add_argument("--database", default="bench_quote_display", help="name of the throw-away database")
     args = parser.parse_args()
-    shared = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus" / "pdfs"
+    shared = shared_dir() / "corpus" / "pdfs"
     counter = _DropCounter()
     for name in ("ontology.quotes", "ontology.selectors"):
         logging.getLogger(name).addHandler(counter)

@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 from benchmarks.database import throwaway_database
+from infrawiki.env import shared_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = {"development": ROOT / "tests" / "data" / "search_questions_dev.jsonl",
@@ -34,9 +34,7 @@ PAPERS = ROOT / "tests" / "data" / "papers"
 
 def corpus_pdfs(splits: list[str]) -> list[Path]:
     """Shared corpus PDFs plus the papers of `splits` (of tests/data/papers/splits.json) that are present."""
-    shared = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared")) / "corpus" / "pdfs"
-    if not shared.is_dir():
-        shared = Path("/work/shared/corpus/pdfs")
+    shared = shared_dir() / "corpus" / "pdfs"
     chosen = json.loads((PAPERS / "splits.json").read_text())
     local = [PAPERS / "pdfs" / name for split in splits for name in chosen[split]]
     missing = [path.name for path in local if not path.is_file()]

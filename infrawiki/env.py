@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 from urllib.parse import urlparse
 
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+_CHECKOUT = Path(__file__).resolve().parent.parent
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -125,3 +127,10 @@ def env_cron(name: str, default: str) -> crontab:
         raise ImproperlyConfigured(
             f"{name}={raw!r} restricts both day_of_month and day_of_week; set one of them to '*'")
     return crontab(**spec)
+
+
+def shared_dir() -> Path:
+    """The data that stays outside this repository (corpus PDFs and their SOURCES, eval sets, recorded
+    traffic): INFRAWIKI_SHARED_DIR, else `../shared` beside the checkout. The knowledge pack, the
+    benchmarks and the tests all read it through here."""
+    return Path(env_str("INFRAWIKI_SHARED_DIR") or _CHECKOUT.parent / "shared")

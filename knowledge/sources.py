@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from infrawiki.env import shared_dir
 from papers.selectors import TITLE_MATCHES, local_id, title_overlap
 from papers.services import ParsedPdf
 
@@ -35,11 +35,6 @@ class PdfFolder:
     folder: Path
     sources_file: Path
     listed_in: str
-
-
-def shared_dir() -> Path:
-    """../shared beside the checkout, or INFRAWIKI_SHARED_DIR (as the tests and benchmarks read it)."""
-    return Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared"))
 
 
 def default_folders() -> list[PdfFolder]:

@@ -78,7 +78,10 @@ def wait_until(check, timeout: float, what: str, interval: float = 0.2):
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """../shared beside the checkout (or INFRAWIKI_SHARED_DIR): corpus PDFs, recorded API traffic, eval sets."""
-    path = Path(os.environ.get("INFRAWIKI_SHARED_DIR", ROOT.parent / "shared"))
+    # imported here, not at the top: the thread count above is set before anything imports torch
+    from infrawiki.env import shared_dir as configured
+
+    path = configured()
     require((path / "corpus").is_dir(), f"shared data not found at {path} (set INFRAWIKI_SHARED_DIR)")
     return path
 

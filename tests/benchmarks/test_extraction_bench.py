@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchmarks import extraction
-from benchmarks.parse import shared_corpus
+from infrawiki.env import shared_dir
 from tests.conftest import require
 from tests.inference.conftest import build_tiny
 
@@ -27,7 +27,7 @@ def tiny_model(tmp_path_factory):
 
 @pytest.mark.slow
 def test_three_runs_report_papers_per_hour_tokens_and_the_prefix_cache_switch(tiny_model, tmp_path, capsys):
-    pdfs = sorted((shared_corpus() / "pdfs").glob("*.pdf"))
+    pdfs = sorted((shared_dir() / "corpus" / "pdfs").glob("*.pdf"))
     require(bool(pdfs), "the shared corpus PDFs (../shared/corpus/pdfs)")
     (tmp_path / pdfs[0].name).symlink_to(pdfs[0])
     code = extraction.main(["--pdfs", str(tmp_path), "--max-papers", "1", "--model", str(tiny_model),
