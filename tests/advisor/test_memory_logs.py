@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from benchmarks.memory_model import fit, logs, report, size, split_of
+from benchmarks.memory_model import fit, fit_allreduce_share, logs, report, size, split_of
 
 
 def test_every_measurement_cites_its_source_and_quotes_the_lines_it_uses():
@@ -45,3 +45,13 @@ def test_the_fitted_accounting_terms_are_what_the_dev_split_gives():
     assert abs(fitted["activation_scale"] - acct.activation_scale) < 0.01
     assert abs(fitted["multi_gpu_extra_gib"] - acct.multi_gpu_extra_gib) < 0.01
     assert abs(fitted["sampler_bytes_per_logit"] - acct.sampler_bytes_per_logit) < 0.1
+
+
+def test_vllm_0_2_5_s_all_reduce_share_is_what_the_dev_split_gives():
+    """The one fitted term of the 0.2.5 line comes from its tensor-parallel dev measurements only."""
+    from advisor.memory_accounting import line
+
+    fitted = fit_allreduce_share("vllm", "0.2.5")
+    acct = line("vllm", "0.2.5")
+    assert acct.fitted_on == "dev" and fitted["measurements"] >= 1
+    assert abs(fitted["allreduce_held_share"] - acct.allreduce_held_share) < 0.01
