@@ -72,6 +72,9 @@ class Line(_Data):
     fraction_scale: float = Field(gt=0, le=1, description="the engine multiplies the user's memory fraction by this")
     kv_share_of_rest: float = Field(gt=0, le=1, description="share of the memory left after everything else given to the KV cache")
     window_kv: bool = Field(default=False, description="sliding-window layers hold only their window of each sequence's KV cache")
+    allreduce_held_share: float = Field(default=0.0, ge=0, le=1, description=(
+        "with tensor parallelism, the share of the profiled pass's all-reduce inputs still reserved behind NCCL's "
+        "stream (record_stream) when the engine reads device-wide usage; 0 where they do not count"))
     fitted_on: Literal["", "dev"] = ""
     sources: list[Citation] = Field(min_length=1)
 

@@ -78,13 +78,23 @@ def kv_bytes_per_token(model: ModelSpec, kv_bytes: float, tp: int = 1, pp: int =
 
 def activation_bytes(model: ModelSpec, batched_tokens: int, max_num_seqs: int, tp: int, acct: Line) -> float:
     """Peak memory of the engine's profiling pass: the forward activations of `batched_tokens` tokens (see
-    the module docstring) and the sampler pass over `max_num_seqs` rows of logits; 0 without a profiling pass."""
+    the module docstring), the sampler pass over `max_num_seqs` rows of logits and, where the release holds them
+    (tensor parallelism only), `acct.allreduce_held_share` of the 16-bit inputs of its all-reduces: one per
+    decoder layer's attention output, one per MLP output and one for the vocabulary-parallel embedding, each
+    `batched_tokens x hidden` (allreduce_inputs_bytes); 0 without a profiling pass."""
     if not acct.profile_pass:
         return 0.0
     intermediate = model.intermediate * max(1, model.experts_per_token)
     forward = batched_tokens * (12 * model.hidden + 6 * intermediate / tp) * acct.activation_scale
     logits = max_num_seqs * model.vocab * acct.sampler_bytes_per_logit / (tp if acct.logits_sharded else 1)
-    return forward + logits
+    held = acct.allreduce_held_share * allreduce_inputs_bytes(model, batched_tokens) if tp > 1 else 0.0
+    return forward + logits + held
+
+
+def allreduce_inputs_bytes(model: ModelSpec, batched_tokens: int) -> float:
+    """All the tensor-parallel all-reduce inputs of one profiled forward pass, 16-bit: 2 per decoder layer
+    (attention and MLP outputs) and 1 for the vocabulary-parallel embedding, each `batched_tokens x hidden`."""
+    return float((2 * model.layers + 1) * batched_tokens * model.hidden * 2)
 
 
 def overhead_bytes(tp: int, acct: Line) -> float:

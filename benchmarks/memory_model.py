@@ -19,18 +19,32 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor import memory_accounting
-from advisor.model_specs import ModelSpec
-from advisor.planner import KV_BYTES, default_max_num_seqs, enumerate_options
-from advisor.profiles import profile
-from advisor.sizing import GIB, activation_bytes, kv_bytes_per_token, weight_bytes
-from advisor.validation import Request, parse_request
-from advisor.versions import vkey
+import django
+
+# advisor.catalog reads the GPU vocabulary through ontology.selectors, which imports Django models: set up first
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+django.setup()
+
+from advisor import memory_accounting  # noqa: E402
+from advisor.model_specs import ModelSpec  # noqa: E402
+from advisor.planner import KV_BYTES, default_max_num_seqs, enumerate_options  # noqa: E402
+from advisor.profiles import profile  # noqa: E402
+from advisor.sizing import (  # noqa: E402
+    GIB,
+    activation_bytes,
+    allreduce_inputs_bytes,
+    kv_bytes_per_token,
+    weight_bytes,
+)
+from advisor.validation import Request, parse_request  # noqa: E402
+from advisor.versions import vkey  # noqa: E402
 
 LOGS = Path(__file__).resolve().parent / "data" / "vllm_startup_logs.json"
 SPLIT_SEED = "memory-split-2026"  # fixed: changing it re-deals the sources and voids the validation figures
@@ -124,6 +138,32 @@ def size(entry: dict[str, Any]) -> Row:
                naive=float(max(0, int(free // per_token))), second=None if second is None else float(int(second // per_token)))
 
 
+def _dev_rows(engine: str, since: str) -> Iterator[tuple[dict[str, Any], Request, memory_accounting.Line]]:
+    """The dev measurements of `engine` sized under its accounting line `since`, parsed; never validation."""
+    for entry in logs():
+        if split_of(entry["source"]) != "dev" or entry["request"].get("engine") != engine:
+            continue
+        acct = memory_accounting.line(engine, str(entry["request"]["engine_version"]))
+        if acct.since == since:
+            yield entry, parse_request(entry["request"]), acct
+
+
+def _kept_back(entry: dict[str, Any], req: Request, acct: memory_accounting.Line) -> float:
+    """Bytes one GPU kept back beyond the weights, the line's non-torch memory and the KV cache it allocated: what
+    the profiled pass (and anything the line does not model) took."""
+    tp, pp, kv = layout(req)
+    bits = req.model.weight_bits if req.model.quantization else 16
+    weights = weight_bytes(req.model, bits, req.model.quantization) / (tp * pp)
+    observed = (float(entry["kv_cache_gib"]) * GIB if "kv_cache_gib" in entry
+                else entry["kv_tokens"] * kv_bytes_per_token(req.model, KV_BYTES.get(kv, 1.0), tp, pp))
+    budget = req.gpu.usable_gib * GIB * float(req.flags["gpu_memory_utilization"]) * acct.fraction_scale
+    return budget - weights - observed - acct.non_torch_gib * GIB
+
+
+def _profiled_seqs(req: Request, engine: str) -> int:
+    return int(req.flags.get("max_num_seqs") or default_max_num_seqs(profile(engine), str(req.engine_version), req.gpu))
+
+
 def fit(engine: str, since: str) -> dict[str, float]:
     """Least-squares activation_scale, multi_gpu_extra_gib and sampler_bytes_per_logit of one accounting line, from
     the dev measurements sized under it (non-torch memory as the line states it; no constant, which would not
@@ -131,32 +171,38 @@ def fit(engine: str, since: str) -> dict[str, float]:
     import numpy as np  # noqa: PLC0415 - only this maintenance path needs it
 
     rows, targets = [], []
-    for entry in logs():
-        if split_of(entry["source"]) != "dev" or entry["request"].get("engine") != engine:
-            continue
-        version = str(entry["request"]["engine_version"])
-        acct = memory_accounting.line(engine, version)
-        if acct.since != since:
-            continue
-        req = parse_request(entry["request"])
-        tp, pp, kv = layout(req)
+    for entry, req, acct in _dev_rows(engine, since):
+        tp, _, _ = layout(req)
         eng = profile(engine)
-        seqs = int(req.flags.get("max_num_seqs") or default_max_num_seqs(eng, version, req.gpu))
-        tokens = int(req.flags.get("max_num_batched_tokens") or eng.default("max_num_batched_tokens", version, req.gpu) or 2048)
-        bits = req.model.weight_bits if req.model.quantization else 16
-        weights = weight_bytes(req.model, bits, req.model.quantization) / (tp * pp)
-        observed = (float(entry["kv_cache_gib"]) * GIB if "kv_cache_gib" in entry
-                    else entry["kv_tokens"] * kv_bytes_per_token(req.model, KV_BYTES.get(kv, 1.0), tp, pp))
-        budget = req.gpu.usable_gib * GIB * float(req.flags["gpu_memory_utilization"]) * acct.fraction_scale
+        seqs = _profiled_seqs(req, engine)
+        tokens = int(req.flags.get("max_num_batched_tokens") or eng.default("max_num_batched_tokens", str(req.engine_version), req.gpu) or 2048)
         forward = activation_bytes(req.model, tokens, seqs, tp, acct.model_copy(
             update={"sampler_bytes_per_logit": 0.0, "activation_scale": 1.0}))
-        rest = budget - weights - observed - acct.non_torch_gib * GIB
         logits = seqs * req.model.vocab / (tp if acct.logits_sharded else 1)
         rows.append([forward / GIB, 1.0 if tp > 1 else 0.0, logits / GIB])
-        targets.append(rest / GIB)
+        targets.append(_kept_back(entry, req, acct) / GIB)
     coef, *_ = np.linalg.lstsq(np.array(rows), np.array(targets), rcond=None)
     return {"measurements": float(len(rows)), "activation_scale": float(coef[0]), "multi_gpu_extra_gib": float(coef[1]),
             "sampler_bytes_per_logit": float(coef[2])}
+
+
+def fit_allreduce_share(engine: str, since: str) -> dict[str, float]:
+    """allreduce_held_share of one V0 accounting line (no chunked prefill: the profile batch is max(max_model_len,
+    2048) tokens unless set), by least squares over its tensor-parallel dev measurements: what the profile kept back
+    beyond the line's forward and sampler terms, against all the pass's all-reduce inputs. Never reads validation."""
+    held, rest = [], []
+    for entry, req, acct in _dev_rows(engine, since):
+        tp, _, _ = layout(req)
+        if tp == 1:
+            continue
+        tokens = int(req.flags.get("max_num_batched_tokens")
+                     or max(int(req.flags.get("max_model_len") or req.model.max_context), 2048))
+        others = activation_bytes(req.model, tokens, _profiled_seqs(req, engine), tp,
+                                  acct.model_copy(update={"allreduce_held_share": 0.0}))
+        held.append(allreduce_inputs_bytes(req.model, tokens))
+        rest.append(_kept_back(entry, req, acct) - others)
+    share = sum(h * r for h, r in zip(held, rest, strict=True)) / sum(h * h for h in held) if held else 0.0
+    return {"measurements": float(len(held)), "allreduce_held_share": share}
 
 
 def _figures(chosen: list[Row]) -> dict[str, float]:
@@ -198,11 +244,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fit", nargs=2, metavar=("ENGINE", "SINCE"),
                         help="print the least-squares terms of one memory-accounting line from the dev split, and stop")
+    parser.add_argument("--fit-allreduce", nargs=2, metavar=("ENGINE", "SINCE"),
+                        help="print the dev split's allreduce_held_share of one V0 accounting line, and stop")
     parser.add_argument("--split", choices=("dev", "validation", "all"), default="all",
                         help="print this split only (tune with --split dev: the validation figures are read once, at the end)")
     args = parser.parse_args()
-    if args.fit:
-        print(json.dumps(fit(*args.fit), indent=1))
+    if args.fit or args.fit_allreduce:
+        print(json.dumps(fit(*args.fit) if args.fit else fit_allreduce_share(*args.fit_allreduce), indent=1))
         return
     rows = [size(e) for e in logs() if args.split in ("all", split_of(e["source"]))]
     for r in rows:

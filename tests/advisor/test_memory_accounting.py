@@ -3,6 +3,7 @@ release, and applied by the sizing (vLLM's profiled sampler pass, SGLang's stati
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -30,7 +31,9 @@ def test_every_line_cites_a_public_source_for_its_terms():
 
 
 def test_a_release_takes_the_newest_line_at_or_below_it():
-    assert memory_accounting.line("vllm", "0.6.3").since == "0.1.0"
+    assert memory_accounting.line("vllm", "0.2.2").since == "0.1.0"
+    assert memory_accounting.line("vllm", "0.2.5").since == "0.2.5"
+    assert memory_accounting.line("vllm", "0.6.3").since == "0.2.6"
     assert memory_accounting.line("vllm", "0.11.0").since == "0.8.0"
     assert memory_accounting.line("vllm", "0.19.0").since == "0.12.0"
     assert memory_accounting.line("tgi", "3.2.0").fraction_scale == 0.93
@@ -51,11 +54,12 @@ def test_a_constant_not_fitted_on_dev_or_lines_out_of_order_are_refused():
 
 def test_a_citation_that_hides_how_far_it_was_checked_is_refused():
     raw = json.loads((CATALOG_DIR / "memory_accounting.json").read_text())
-    code = next(c for c in raw["engines"]["vllm"][0]["sources"] if c["basis"] == "code")
-    assumption = next(c for c in raw["engines"]["vllm"][0]["sources"] if c["basis"] == "assumption")
+    citations = [c for line in raw["engines"]["vllm"] for c in line["sources"]]
+    code = next(c for c in citations if c["basis"] == "code")
+    assumption = next(c for c in citations if c["basis"] == "assumption")
     cases = [
         ({**code, "quote": ""}, "quotes its source"),
-        ({**code, "url": code["url"].replace("/blob/v0.6.3/", "/blob/main/")}, "not a branch"),
+        ({**code, "url": re.sub(r"/blob/v[^/]+/", "/blob/main/", code["url"])}, "not a branch"),
         ({**code, "verified": False}, "says why"),
         ({**assumption, "verified": True, "unverified_because": ""}, "never verified"),
     ]
@@ -63,7 +67,7 @@ def test_a_citation_that_hides_how_far_it_was_checked_is_refused():
         with pytest.raises(ValidationError, match=message):
             memory_accounting.Citation.model_validate(citation)
     bad = json.loads(json.dumps(raw))
-    bad["engines"]["vllm"][1]["fitted_on"] = ""
+    next(line for line in bad["engines"]["vllm"] if line.get("fitted_on") == "dev")["fitted_on"] = ""
     with pytest.raises(ValidationError, match="go together"):
         memory_accounting.Accounting.model_validate(bad)
 
@@ -81,6 +85,22 @@ def test_the_v1_sampler_pass_grows_with_max_num_seqs_and_v0_barely_does():
     v0 = [_plan("vllm", "0.6.3", max_num_seqs=n).kv_cache_gib for n in (256, 1024)]
     assert v1[0] - v1[1] > 1.0  # 768 more rows x 128,256 logits x ~18 bytes
     assert v0[0] - v0[1] < 0.5
+
+
+def test_vllm_0_2_5_holds_tensor_parallel_all_reduce_inputs_of_the_profile_and_its_neighbours_do_not():
+    """vllm#2031 (0.2.5) read the device's used memory while all-reduce inputs waited on NCCL's stream; 0.2.6 set
+    TORCH_NCCL_AVOID_RECORD_STREAMS=1, and up to 0.2.4 only torch's allocated peak counted (no non-torch memory)."""
+    model = resolve_model("meta-llama/Llama-3.1-8B-Instruct")[0]
+    held = {v: _plan("vllm", v, tp=2).activation_gib - _plan("vllm", v, tp=1).activation_gib
+            for v in ("0.2.4", "0.2.5", "0.2.7")}
+    every_input = (2 * model.layers + 1) * 8192 * model.hidden * 2 / 2**30  # 8,192 profiled tokens x 16-bit hidden
+    share = memory_accounting.line("vllm", "0.2.5").allreduce_held_share
+    forward_tp_gain = held["0.2.7"]  # the MLP activations halve with TP 2 in every release
+    assert 0 < share <= 1
+    assert held["0.2.5"] - forward_tp_gain == pytest.approx(share * every_input, rel=1e-6)
+    assert held["0.2.4"] == pytest.approx(forward_tp_gain)
+    one_gpu = {v: _plan("vllm", v) for v in ("0.2.4", "0.2.7")}
+    assert one_gpu["0.2.4"].kv_cache_gib - one_gpu["0.2.7"].kv_cache_gib == pytest.approx(0.2, abs=1e-6)
 
 
 def test_sglang_keeps_back_its_static_fraction_and_profiles_nothing():
