@@ -19,32 +19,25 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import django
-
-# advisor.catalog reads the GPU vocabulary through ontology.selectors, which imports Django models: set up first
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
-django.setup()
-
-from advisor import memory_accounting  # noqa: E402
-from advisor.model_specs import ModelSpec  # noqa: E402
-from advisor.planner import KV_BYTES, default_max_num_seqs, enumerate_options  # noqa: E402
-from advisor.profiles import profile  # noqa: E402
-from advisor.sizing import (  # noqa: E402
+from advisor import memory_accounting
+from advisor.model_specs import ModelSpec
+from advisor.planner import KV_BYTES, default_max_num_seqs, enumerate_options
+from advisor.profiles import profile
+from advisor.sizing import (
     GIB,
     activation_bytes,
     allreduce_inputs_bytes,
     kv_bytes_per_token,
     weight_bytes,
 )
-from advisor.validation import Request, parse_request  # noqa: E402
-from advisor.versions import vkey  # noqa: E402
+from advisor.validation import Request, parse_request
+from advisor.versions import vkey
 
 LOGS = Path(__file__).resolve().parent / "data" / "vllm_startup_logs.json"
 SPLIT_SEED = "memory-split-2026"  # fixed: changing it re-deals the sources and voids the validation figures
