@@ -16,7 +16,7 @@ from functools import lru_cache
 from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence, readable_quote
 from ontology.gpus import vocabulary as gpu_vocabulary
-from ontology.vocabulary import spec_for
+from ontology.vocabulary import kind_of_name, spec_for
 
 N = r"(?<![\d,.])\d[\d,]*(?:\.\d+)?"  # starts only where a number starts: linear on long digit runs
 NK = r"(?<![\d,.])\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"  # "50K tokens per second"
@@ -267,8 +267,12 @@ def _values(rule: Rule, text: str) -> Iterator[str]:
 
 
 def _fact_kind(rule: Rule, parameter: str, match: re.Match[str], sentence: Sentence) -> str:
-    spec = spec_for(parameter)
-    default = spec.kind if spec else rule.kind or "constraint"
+    """The template's kind, else the kind the name's shape implies, else the rule's, else a setting verb
+    before the value makes it a parameter ("we use 32 threads") and anything else a constraint."""
+    default = kind_of_name(parameter) or rule.kind
+    if default is None:
+        setting = SETTING_VERB.search(sentence.text[max(0, match.start() - 80) : match.start()])
+        default = "parameter" if setting else "constraint"
     return _kind(default, match, sentence)
 
 
