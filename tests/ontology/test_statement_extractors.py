@@ -170,3 +170,13 @@ def test_a_change_stated_as_a_reduction_in_a_metric_or_by_a_factor():
     assert facts["activation_footprint_reduction"]["value"] == "2.5×"
     facts = facts_of("It reduces the end-to-end delay by up to 40% against the baseline.")
     assert facts["end_to_end_delay_reduction_pct"]["value"] == "40%"
+
+
+def test_a_count_turned_up_is_the_knob_of_a_trade_off_without_a_comparative_cue():
+    from ontology.extraction.tradeoffs import knob_phrases, rule_trade_offs, trade_off_candidates
+
+    text = "Increasing the number of micro-kernels also shrinks each kernel's batch and hurts performance."
+    assert knob_phrases(text) == ["num_micro_kernels"]
+    facts = rule_trade_offs(trade_off_candidates(sentences([text])), "Sys")
+    assert [(f["kind"], f["parameter"]) for f in facts] == [("trade_off", "num_micro_kernels")]
+    assert knob_phrases("The number of kernels is fixed by the compiler.") == []
