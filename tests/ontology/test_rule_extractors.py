@@ -131,3 +131,10 @@ def test_an_uncatalogued_count_is_a_parameter_when_the_sentence_sets_it():
     measured = apply_rules(sentences(["The host runs 12 reader processes in total."]), "Sys", [rule])
     assert [f["kind"] for f in set_it] == ["parameter"]
     assert [f["kind"] for f in measured] == ["constraint"]
+
+
+def test_a_swept_count_is_a_parameter_and_memory_in_brackets_is_no_gpu_count():
+    assert ("parameter", "num_clients", "1 to 32") in found("We instantiate multiple clients (ranging from 1 to 32) at once.")
+    assert not any(f[1] == "num_values" for f in found("We try values ranging from 1 to 4."))
+    gpus = {f for f in found("Serving it requires eight A100 (80GB) GPUs and 4 H100 GPUs.") if f[1] == "gpu_count"}
+    assert gpus == {("constraint", "gpu_count", "4")}
