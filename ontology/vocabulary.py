@@ -61,6 +61,33 @@ def spec_for(name: str) -> ParameterSpec | None:
     return parameter_specs().get(canonical_parameter(name))
 
 
+# How annotators' snake_case names say what kind of fact they are (FACTS_FORMAT.md: a knob the paper
+# sets is a parameter; hardware, versions, measured levels and results are constraints). Read only for
+# names outside the catalogue, which is what every name of an unseen paper is at first.
+_PARAMETER_NAME = re.compile(r"^slo_|_pct_of_")  # a target or a setting relative to something else
+_CONSTRAINT_NAME = re.compile(
+    r"speedup|_reduction|_improvement|_increase|_gain|_saving|_overhead|_version$|^gpu_|_gb$|_gbps$|_gb_s$|"
+    r"_tb$|_tflops$|_b$|bandwidth|_per_s$|_pct$|_attainment|_utili[sz]ation|_sparsity|_ratio$|_fraction|_hit_rate")
+_KNOB_NAME = re.compile(
+    r"_size$|_len$|_length$|_threads$|_rank$|_bits$|_dtype$|_policy$|_mode$|_layout$|_scale$|_partitioning$|"
+    r"_tokens$|_window$|_budget$|_threshold$|_interval$|_timeout$|_factor$|_degree$|temperature$|_stride$")
+
+
+def kind_of_name(name: str) -> str | None:
+    """The fact kind a parameter name implies: its template's kind for a catalogue name, else what its
+    shape says ('*_speedup', '*_gb', '*_version' -> constraint; '*_size', '*_threads', 'slo_*' -> parameter),
+    else None (the sentence has to decide)."""
+    spec = spec_for(name)
+    if spec is not None:
+        return spec.kind
+    key = name_key(name)
+    if _PARAMETER_NAME.search(key):
+        return "parameter"
+    if _CONSTRAINT_NAME.search(key):
+        return "constraint"
+    return "parameter" if _KNOB_NAME.search(key) else None
+
+
 @cache
 def phrase_index() -> list[tuple[re.Pattern[str], str]]:
     """(pattern, parameter) pairs, longest phrase first, for finding knobs named in a sentence.

@@ -10,7 +10,7 @@ import re
 
 from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence, readable_quote
-from ontology.vocabulary import spec_for
+from ontology.vocabulary import kind_of_name
 
 NUM = r"\d+(?:\.\d+)?"
 SEP = r"\s?(?:-|–|—|∼|~|to)\s?"
@@ -94,8 +94,7 @@ def extract_improvements(sentences: list[Sentence], subject: str, bare_speedup: 
                 quote = readable_quote(sentence, match.start(), match.end())
                 if quote is None:
                     continue
-                spec = spec_for(parameter)
-                facts.append(new_fact(spec.kind if spec else "constraint", subject, parameter, value=value,
+                facts.append(new_fact(kind_of_name(parameter) or "constraint", subject, parameter, value=value,
                                       unit="%" if percent else "x", page=sentence.page,
                                       quote=quote, confidence=0.65,
                                       extractor="rules"))

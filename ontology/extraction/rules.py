@@ -16,7 +16,7 @@ from functools import lru_cache
 from ontology.extraction.facts import new_fact
 from ontology.extraction.text import Sentence, readable_quote
 from ontology.gpus import vocabulary as gpu_vocabulary
-from ontology.vocabulary import spec_for
+from ontology.vocabulary import canonical_parameter, kind_of_name, spec_for
 
 N = r"(?<![\d,.])\d[\d,]*(?:\.\d+)?"  # starts only where a number starts: linear on long digit runs
 NK = r"(?<![\d,.])\d[\d,]*(?:\.\d+)?(?:[Kk](?![a-zA-Z]))?"  # "50K tokens per second"
@@ -142,6 +142,16 @@ def _throughput_kind(sentence_text: str) -> str | None:
     return None
 
 
+_NOT_COUNTED = re.compile(r"^(?:values|sizes|lengths|rates|ratios|numbers|times|steps|results|settings|ranges|lens|"
+                          r"bits|bytes|seconds|milliseconds|tokens|parameters|percentages|factors|levels)$")
+
+
+def _swept_count(match: re.Match[str], _: Sentence) -> str | None:
+    """num_<noun> for a count swept over a range ("clients ranging from 1 to 32" -> num_clients)."""
+    noun = match.group("noun").lower()
+    return None if _NOT_COUNTED.match(noun) else canonical_parameter(f"num_{noun}")
+
+
 def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence], str | None]:
     """The parameter, only when one of `required` (lower-case regexes) is within 80 characters."""
 
@@ -154,7 +164,8 @@ def _named(parameter: str, *required: str) -> Callable[[re.Match[str], Sentence]
 
 RULES: list[Rule] = [
     # hardware
-    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})\s*(?:×\s*|x\s+)?(?:(?:(?!(?:bytes?|bits?|for|of|per|on|in|with|by|and|or|to|"
+    # the count is a bare number: "(80GB) GPUs" states memory, not 80 GPUs
+    _rule("gpu_count", r"(?<![\w.,×])(?P<v>\d{1,5})(?!\s?(?:[KMGT]i?B|%)(?![A-Za-z]))\s*(?:×\s*|x\s+)?(?:(?:(?!(?:bytes?|bits?|for|of|per|on|in|with|by|and|or|to|"
           r"from|across|than|the|all|between|among)\b)[A-Za-z(][\w()\-]{0,40}|\d+\s?GB)\s+){0,4}GPUs\b",
           "gpu_count", "GPUs", 0.8),
     _rule("gpu_times", rf"(?<![\w.])(?P<v>\d{{1,4}})\s?[x×]\s?{GPU}", "gpu_count", "GPUs", 0.75),
@@ -227,6 +238,8 @@ RULES: list[Rule] = [
           lambda m, s: {"replicas": "num_replicas", "adapters": "num_adapters", "clients": "num_clients",
                         "threads": "io_threads" if re.search(r"read|i/o|\bio\b|load", s.text, re.I) else None}[m.group("noun")],
           None, 0.6),
+    _rule("swept_count", rf"\b(?P<noun>[a-z]{{3,}}s)\s+\(?(?:rang(?:e|es|ing)|var(?:y|ies|ying))\s+from\s+(?P<v>{N}\s*(?:to|-|–)\s*{N})\b",
+          _swept_count, None, 0.55, prose_only=True),
     _rule("node_count", r"(?<![\d.,])(?P<v>\d{1,4})(?:\s+|-)(?:GPU\s+|compute\s+)?(?:nodes?|servers?|machines?)\b(?![\w-])",
           "num_nodes", "nodes", 0.6),
     # rates and bandwidths
@@ -251,6 +264,14 @@ SETTING_VERB = re.compile(r"\b(?:set|sets|setting|chose|choose|chosen|fix|fixed|
                           re.IGNORECASE)
 
 
+# A range the experiments sweep ("clients ranging from 1 to 32", "varying the rate from 1 to 8") is a setting.
+SWEEP = re.compile(r"\b(?:rang(?:e|es|ing)|var(?:y|ies|ying|ied))\s+(?:\w+\s+)?from\b", re.IGNORECASE)
+
+
+# Names of results (a speedup, a change, a measured level): constraints whatever verb the sentence uses.
+RESULT_NAME = re.compile(r"speedup|_reduction|_improvement|_increase|_gain|_saving|_overhead|_pct$|_version$")
+
+
 def _kind(default: str, match: re.Match[str], sentence: Sentence) -> str:
     near = sentence.text[max(0, match.start() - 80) : match.end() + 40]
     if default != "parameter" or not CAPABILITY.search(near):
@@ -267,8 +288,15 @@ def _values(rule: Rule, text: str) -> Iterator[str]:
 
 
 def _fact_kind(rule: Rule, parameter: str, match: re.Match[str], sentence: Sentence) -> str:
-    spec = spec_for(parameter)
-    default = spec.kind if spec else rule.kind or "constraint"
+    """The template's kind, else the kind the name's shape implies, else the rule's, else a setting verb
+    before the value makes it a parameter ("we use 32 threads") and anything else a constraint."""
+    before = sentence.text[max(0, match.start() - 80) : match.start()]
+    setting = SETTING_VERB.search(before) or SETTING_VERB.search(match.group()) or SWEEP.search(match.group())
+    default = kind_of_name(parameter) or rule.kind
+    if default is None:
+        default = "parameter" if setting else "constraint"
+    elif default == "constraint" and setting and spec_for(parameter) is None and not RESULT_NAME.search(parameter):
+        default = "parameter"  # "the buffer is set to 4 GB": an amount the paper sets is a knob
     return _kind(default, match, sentence)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ontology.extraction.improvements import metric_named
-from ontology.extraction.naming import name_quantity
+from ontology.extraction.naming import name_quantity, snake
 from ontology.extraction.rules import MODEL_FAMILY, N, Rule, _rule
 from ontology.extraction.text import Sentence
 from ontology.vocabulary import canonical_parameter
@@ -54,8 +54,14 @@ def _knob_name(match: re.Match[str], sentence: Sentence) -> str | None:
         return None  # the named rules state these with their own conditions
     if re.search(r"\b(?:figure|table|section|equation|appendix)\b", phrase, re.IGNORECASE):
         return None
-    name = name_quantity(phrase)
+    name = name_quantity(phrase, _UNIT_SUFFIX.get((match.groupdict().get("u") or "").lower(), ""))
     return name.parameter if name else None
+
+
+# Amounts of memory and times carry their unit in the name, as annotators write them (gpu_memory_gb,
+# slo_ttft_ms). Sizes in tokens or blocks carry none. Seconds are left alone: the template-less value
+# would keep its number while its unit became ms.
+_UNIT_SUFFIX = {"gb": "_gb", "gib": "_gb", "ms": "_ms"}
 
 
 def _change_name(match: re.Match[str], sentence: Sentence) -> str | None:
@@ -89,6 +95,16 @@ def _level_name(match: re.Match[str], sentence: Sentence) -> str | None:
         return None
     name = name_quantity(phrase.rstrip("s") if phrase.lower().endswith("overheads") else phrase, "_pct")
     return name.parameter if name else None
+
+
+def _share_name(match: re.Match[str], sentence: Sentence) -> str | None:
+    """A setting stated as a share of something else ("request rate set to 85% of the system capacity")
+    -> <quantity>_pct_of_<whole>, the way such settings are named."""
+    phrase = re.sub(r"^(?:the|a|an|our|its|their|each|this)\s+", "", match.group("np"), flags=re.IGNORECASE)
+    if re.search(r"\b(?:figure|table|section)\b", phrase, re.IGNORECASE) or len(phrase) < 4:
+        return None
+    quantity, whole = snake(phrase), snake(match.group("of"))
+    return canonical_parameter(f"{quantity}_pct_of_{whole}") if quantity and whole else None
 
 
 def _parallel_name(match: re.Match[str], sentence: Sentence) -> str:
@@ -215,6 +231,10 @@ STATEMENT_RULES: list[Rule] = [
     _rule("pct_level", rf"\b(?P<np>(?:{NPWORD}\s+){{0,2}}?(?:utili[sz]ation|efficiency|hit (?:rate|ratio)|attainment|sparsity|"
           rf"occupancy|acceptance rate))\s+(?:of|is|was|are|were|reaches|reached|at|=|:|to|above|below|over|under|exceeding)\s+"
           rf"(?:about |around |over |up to |nearly |only |roughly )?(?P<v>{N}\s?%)", _level_name, "%", 0.55, re.IGNORECASE),
+    _rule("pct_of_whole", rf"\b(?P<np>(?:{NPWORD}\s+){{0,2}}?{NPWORD})\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:{SETTING}|of|at)\s+"
+          rf"(?P<v>{N}\s?%)\s+of\s+(?:the\s+|its\s+|their\s+|each\s+)?(?:[a-z-]+\s+){{0,2}}(?P<of>[a-z]+)"
+          r"(?=\s*(?:[.,;:)–—]|$)|\s+(?:and|or|while|with|for|in|on|at|by|which|that|when|to)\b)",
+          _share_name, "%", 0.55, re.IGNORECASE, prose_only=True, kind="parameter"),
     _rule("pct_overhead", rf"(?<![\d.])(?P<v>{N}\s?%)\s+(?P<np>(?:{NPWORD}\s+){{0,2}}?overheads?)\b", _level_name, "%", 0.55,
           re.IGNORECASE),
     # choices stated in words: a scheduling order, how preempted requests come back, the draft model

@@ -33,11 +33,22 @@ _NOT_A_KNOB_WORD = re.compile(r"\b(?:the|a|an|of|in|on|for|to|with|by|and|or|but
                               r"[a-z]|\w*\d\w*)\b")
 
 
+# A count that is turned up or down ("increasing the number of nano-batches", "as we scaled the number of
+# clients"): the knob is num_<what is counted>, the way annotators name counts.
+_VARIED_COUNT = re.compile(r"\b(?:increas|decreas|reduc|rais|lower|scal|grow|vary|varie|chang|larger|smaller|higher|more|"
+                           r"fewer)\w*\s+(?:up\s+|down\s+)?(?:in\s+)?(?:the\s+)?number of\s+(?P<what>[a-z][a-z-]*s)\b",
+                           re.IGNORECASE)
+
+
 def knob_phrases(text: str) -> list[str]:
     """Parameter names coined from knob-like noun phrases in the text (outside the catalogue)."""
     from ontology.extraction.naming import name_quantity
 
     names: list[str] = []
+    for match in _VARIED_COUNT.finditer(text):
+        counted = name_quantity(f"num {match.group('what')}", use_embedding=False)
+        if counted and counted.parameter not in names:
+            names.append(counted.parameter)
     for match in _KNOB_PHRASE.finditer(text):
         words = match.group().split()
         while words and _NOT_A_KNOB_WORD.fullmatch(words[0]):
@@ -107,7 +118,9 @@ def trade_off_candidates(sentences: list[Sentence]) -> list[TradeOffCandidate]:
             parameters = knob_phrases(text)
         if strong == 0 and weak < 2 and not parameters:
             continue
-        score = 2.0 * strong + 0.5 * min(weak, 4) + 0.5 * min(metrics, 3) + (1.5 if parameters else 0.0)
+        # a count turned up or down is the knob of the statement even without a comparative cue
+        varied = 1.0 if parameters and _VARIED_COUNT.search(text) else 0.0
+        score = 2.0 * strong + 0.5 * min(weak, 4) + 0.5 * min(metrics, 3) + (1.5 if parameters else 0.0) + varied
         found.append(TradeOffCandidate(sentence, parameters, score))
     found.sort(key=lambda c: -c.score)
     return found

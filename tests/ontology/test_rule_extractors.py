@@ -108,3 +108,33 @@ def test_every_size_of_an_enumerated_list_and_a_thousands_separator_is_one_numbe
     assert {v for _, p, v in facts if p == "batch_size"} == {"8", "16", "32"}
     assert {v for _, p, v in facts if p == "chunk_size"} == {"512", "1024", "2,048"}
     assert ("parameter", "max_batch_size", "1,024") in found("The maximum batch size is 1,024.")
+
+
+@pytest.mark.parametrize(("name", "kind"), [
+    ("block_size", "parameter"),  # a catalogue name: its template decides
+    ("prefetch_queue_size", "parameter"), ("reader_threads", "parameter"), ("slo_queueing_ms", "parameter"),
+    ("arrival_rate_pct_of_capacity", "parameter"), ("encoder_speedup", "constraint"), ("spill_memory_gb", "constraint"),
+    ("triton_server_version", "constraint"), ("lookup_hit_rate", "constraint"), ("head_count", None),
+])
+def test_a_name_outside_the_catalogue_says_its_kind_by_its_shape(name, kind):
+    from ontology.vocabulary import kind_of_name
+
+    assert kind_of_name(name) == kind
+
+
+def test_an_uncatalogued_count_is_a_parameter_when_the_sentence_sets_it():
+    # "readers" is no catalogue knob: the sentence's setting verb, not a default, makes it a parameter
+    from ontology.extraction.rules import _rule
+
+    rule = _rule("readers", r"(?P<v>\d+) reader processes", "num_reader_processes")
+    set_it = apply_rules(sentences(["We use 12 reader processes for loading."]), "Sys", [rule])
+    measured = apply_rules(sentences(["The host runs 12 reader processes in total."]), "Sys", [rule])
+    assert [f["kind"] for f in set_it] == ["parameter"]
+    assert [f["kind"] for f in measured] == ["constraint"]
+
+
+def test_a_swept_count_is_a_parameter_and_memory_in_brackets_is_no_gpu_count():
+    assert ("parameter", "num_clients", "1 to 32") in found("We instantiate multiple clients (ranging from 1 to 32) at once.")
+    assert not any(f[1] == "num_values" for f in found("We try values ranging from 1 to 4."))
+    gpus = {f for f in found("Serving it requires eight A100 (80GB) GPUs and 4 H100 GPUs.") if f[1] == "gpu_count"}
+    assert gpus == {("constraint", "gpu_count", "4")}

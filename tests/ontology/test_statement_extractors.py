@@ -170,3 +170,23 @@ def test_a_change_stated_as_a_reduction_in_a_metric_or_by_a_factor():
     assert facts["activation_footprint_reduction"]["value"] == "2.5×"
     facts = facts_of("It reduces the end-to-end delay by up to 40% against the baseline.")
     assert facts["end_to_end_delay_reduction_pct"]["value"] == "40%"
+
+
+def test_a_count_turned_up_is_the_knob_of_a_trade_off_without_a_comparative_cue():
+    from ontology.extraction.tradeoffs import knob_phrases, rule_trade_offs, trade_off_candidates
+
+    text = "Increasing the number of micro-kernels also shrinks each kernel's batch and hurts performance."
+    assert knob_phrases(text) == ["num_micro_kernels"]
+    facts = rule_trade_offs(trade_off_candidates(sentences([text])), "Sys")
+    assert [(f["kind"], f["parameter"]) for f in facts] == [("trade_off", "num_micro_kernels")]
+    assert knob_phrases("The number of kernels is fixed by the compiler.") == []
+
+
+def test_a_share_of_a_whole_and_amounts_in_gb_or_ms_are_named_as_annotators_name_them():
+    facts = facts_of("We run every test with the arrival rate set to 70% of the peak capacity.")
+    assert (facts["arrival_rate_pct_of_capacity"]["kind"], facts["arrival_rate_pct_of_capacity"]["value"]) == ("parameter", "70%")
+    facts = facts_of("The staging buffer capacity is set to 4 GB on every node.")
+    assert (facts["staging_buffer_capacity_gb"]["kind"], facts["staging_buffer_capacity_gb"]["value"]) == ("parameter", "4")
+    facts = facts_of("The polling interval is 5 ms in all runs.")
+    assert facts["polling_interval_ms"]["value"] == "5"
+    assert not facts_of("Decoding accounts for 70% of the total time.")
