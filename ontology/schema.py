@@ -56,6 +56,23 @@ class _FactBase(BaseModel):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     extractor: str = Field(default="human", min_length=1, max_length=40)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _scaled_unit_joins_its_value(cls, data: Any) -> Any:
+        """A bare number with a unit that converts by a factor ("0.5" in "s") keeps its unit in the
+        value text ("0.5 s"): the unit field becomes the canonical one (ms), and the number must keep
+        meaning 500 ms rather than 0.5 ms. A value that states its own unit is left as it is."""
+        if not isinstance(data, dict) or not isinstance(data.get("unit"), str) or data.get("value") in (None, ""):
+            return data
+        try:
+            _, factor = canonical_unit(data["unit"])
+            own_unit = parse_value(str(data["value"]), None).unit
+        except (UnitError, ValueError):
+            return data  # the field validators name the problem
+        if factor == 1.0 or own_unit is not None or not parse_value(str(data["value"]), None).is_number:
+            return data
+        return {**data, "value": f"{data['value']} {data['unit'].strip()}"}
+
     @field_validator("value", mode="before")
     @classmethod
     def _value_to_text(cls, value: Any) -> str | None:

@@ -22,6 +22,19 @@ def test_seconds_on_a_millisecond_parameter_are_converted():
     assert fact.parsed().num == pytest.approx(200.0)
 
 
+@pytest.mark.parametrize(("value", "unit", "stored", "canonical"), [
+    ("0.5", "s", "0.5 s", 500.0),          # a bare number in seconds on a name outside the catalogue
+    ("2", "minutes", "2 minutes", 120_000.0),
+    ("8", "GiB", "8 GiB", 8 * 1.073741824),
+    ("0.5", "ms", "0.5", 0.5),             # the canonical unit itself: nothing to keep
+    ("0.5 s", "ms", "0.5 s", 500.0),       # a value stating its own unit keeps it
+])
+def test_a_number_given_with_a_unit_that_scales_keeps_its_meaning(value, unit, stored, canonical):
+    fact = validate_fact({**GOOD, "parameter": "prefetch_timeout", "value": value, "unit": unit})
+    assert fact.value == stored
+    assert fact.parsed().num == pytest.approx(canonical)
+
+
 @pytest.mark.parametrize(("change", "field", "message"), [
     ({"value": "fast"}, "value", "is not a number for block_size"),
     ({"value": None}, "value", "needs the value"),
