@@ -6,6 +6,11 @@ weights) writes a greedy continuation of each prompt; the candidate is then fed 
 (teacher forcing, so one early disagreement does not derail every later step) and at each step the two
 next-token distributions are compared: KL(reference || candidate) and whether their top tokens agree.
 `python -m inference.profile --quality` prints it; tests/inference/test_int8.py asserts on it.
+
+Caveat for `int8_decode`: each teacher-forced step computes only the 1-8 tokens past the prefix cache's last
+full block, and calls of more rows than the kernel's limit (`int8_blocks.max_rows()`: 4 for AVX2 and VNNI,
+64 for AMX) run on the dense weights, so where that limit is 4 part of the steps measure no int8 at all and
+the figure is a lower bound on its loss.
 """
 
 from __future__ import annotations
