@@ -6,7 +6,9 @@ set to 0 sends every call to the bf16 weights), alternated so both see the same 
 - decode steps at 16 and at 1 sequence (context ~128 tokens);
 - the projections alone at those row counts (every layer's four plus the output head), so the time outside
   the matmuls is the step minus them; their FLOP/s and the bytes they stream per second;
-- the machine's read bandwidth, and the bytes of weights one decode step reads.
+- the machine's read bandwidth, and the bytes of weights one decode step reads;
+- with --quality, how far each int8 path moves the next-token distributions from dense weights (mean KL and
+  top-1 agreement over inference.quality's fixed prompts; each path loads the model once more).
 Not a test: timings depend on whatever else runs on the machine (its load average is printed).
 """
 
@@ -22,9 +24,10 @@ import torch
 
 from inference.bench import read_bandwidth_gbs
 from inference.config import Config
-from inference.engine import LLMEngine
+from inference.engine import LLM, LLMEngine
 from inference.layers import int8_blocks
-from inference.layers.linear import Linear
+from inference.layers.linear import Linear, int8_available
+from inference.quality import PROMPTS, compare, reference_continuation
 from inference.sampling_params import SamplingParams
 
 
@@ -63,14 +66,31 @@ def _timed(fn: object) -> float:
     return time.perf_counter() - t
 
 
+def print_quality(model: str | None, steps: int) -> None:
+    """Mean KL and top-1 agreement of every int8 path this CPU runs against the dense engine, one engine at a time."""
+    dense = LLM(model, quantization="none")
+    continuations = [reference_continuation(dense, prompt, steps) for prompt in PROMPTS]
+    label = f"dense {dense.config.torch_dtype}".replace("torch.", "")
+    del dense
+    paths = [q for q, ok in (("int8", int8_available()), ("int8_decode", bool(int8_blocks.kernel_choice().isa))) if ok]
+    for quantization in paths:
+        print(f"quality {quantization} against {label}: {compare(LLM(model, quantization=quantization), continuations)}; "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m inference.profile", description=__doc__)
     p.add_argument("--model", default=None)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--quality", action="store_true", help="also compare the int8 paths' next-token distributions "
+                   "with dense weights (inference.quality)")
+    p.add_argument("--quality-steps", type=int, default=24, help="continuation tokens per prompt for --quality")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.quality:
+        print_quality(args.model, args.quality_steps)
     engine = LLMEngine(Config(model=args.model, quantization="int8_decode", max_num_seqs=16))
     isa = int8_blocks.kernel_choice().isa
     limit = int8_blocks.MAX_ROWS[isa]
@@ -83,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {os.getloadavg()[0]:.1f}")
     step_times(engine, prompts(2, 64), 4)  # warm-up
     for r in range(args.rounds):
-        for label, rows_limit in (("int8", limit), ("bf16", 0)):
+        dense = str(engine.config.torch_dtype).removeprefix("torch.")  # bf16 on CPUs with native bf16, else float32
+        for label, rows_limit in (("int8", limit), (dense, 0)):
             int8_blocks.MAX_ROWS[isa] = rows_limit
             prefill = step_times(engine, prompts(1, 500), 1)[0]
             many = statistics.median(step_times(engine, prompts(16, 128), 24)[6:])  # 4-5 prefill steps first

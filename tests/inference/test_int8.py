@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from inference import LLM, SamplingParams
+from inference import LLM
 from inference import config as config_module
 from inference.config import Config
 from inference.layers.linear import Linear, int8_linear, pack_int8
+from inference.quality import compare, next_token_logits, reference_continuation
 
 pytestmark = pytest.mark.skipif(not config_module.int8_available(), reason="torch was built without fbgemm")
 
@@ -57,27 +58,23 @@ def test_an_int8_layer_reads_a_quarter_of_the_float32_bytes():
     assert layer.weight_bytes() < 0.3 * dense
 
 
-def next_token_logits(llm: LLM, token_ids: list[int]) -> torch.Tensor:
-    """The logits `llm` samples its next token from after `token_ids` (prefix-cached, so cheap to repeat)."""
-    llm.engine.runner.keep_logits = True
-    llm.engine.runner.kept_logits.clear()
-    llm.generate([token_ids], SamplingParams(max_tokens=1, temperature=0))
-    return next(iter(llm.engine.runner.kept_logits.values()))[0]
-
-
-def float32_continuation(llm: LLM, prompt: str | list[int], n: int) -> tuple[list[int], list[torch.Tensor]]:
-    """The exact engine's greedy continuation: the prefixes to feed (teacher forcing) and its logits at each."""
-    llm.engine.runner.keep_logits = True
-    out = llm.generate([prompt], SamplingParams(max_tokens=n, temperature=0, ignore_eos=True))[0]
-    rows = llm.engine.runner.kept_logits[out.request_id]
-    return [out.prompt_token_ids + out.token_ids[:i] for i in range(n)], rows
+def test_the_quality_measure_is_zero_against_itself_and_sees_int8s_loss(tiny_model_dir):
+    """inference.quality: the same float32 engine scores KL 0 and full agreement against itself; the int8
+    engine a positive KL (its logits differ) that stays small."""
+    reference = LLM(str(tiny_model_dir), dtype="float32", max_num_batched_tokens=64)
+    prompts = ([5, 17, 42, 99, 3, 250, 7], list(range(30, 70)))
+    continuations = [reference_continuation(reference, prompt, 6) for prompt in prompts]
+    itself = compare(reference, continuations)
+    assert itself.steps == 12 and itself.top1_agreement == 1.0 and itself.max_kl < 1e-6
+    quantized = compare(LLM(str(tiny_model_dir), quantization="int8", max_num_batched_tokens=64), continuations)
+    assert quantized.steps == 12 and 0 < quantized.mean_kl < 0.05 and quantized.max_kl >= quantized.mean_kl
 
 
 def test_a_tiny_model_under_int8_stays_close_to_its_float32_logits(tiny_model_dir):
     reference = LLM(str(tiny_model_dir), dtype="float32", max_num_batched_tokens=64)
     quantized = LLM(str(tiny_model_dir), quantization="int8", max_num_batched_tokens=64)
     for prompt in ([5, 17, 42, 99, 3, 250, 7], list(range(30, 70))):
-        prefixes, ref_rows = float32_continuation(reference, prompt, 8)
+        prefixes, ref_rows = reference_continuation(reference, prompt, 8)
         for prefix, ref_row in zip(prefixes, ref_rows, strict=True):
             cosine = torch.nn.functional.cosine_similarity(next_token_logits(quantized, prefix), ref_row, dim=0)
             assert cosine > 0.995
@@ -95,7 +92,7 @@ def test_the_default_model_under_int8_keeps_the_float32_engines_decisive_choices
         "<|im_start|>user\nList three ways continuous batching changes LLM serving throughput.<|im_end|>\n"
         "<|im_start|>assistant\n"]
     dense = LLM(None, dtype="float32", max_num_batched_tokens=256)
-    continuations = [float32_continuation(dense, prompt, 24) for prompt in prompts]
+    continuations = [reference_continuation(dense, prompt, 24) for prompt in prompts]
     del dense
     quantized = LLM(None, quantization="int8", max_num_batched_tokens=256)
     assert quantized.engine.runner.model.lm_head.packed_int8 is not None
