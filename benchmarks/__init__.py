@@ -5,3 +5,12 @@ tiny inputs). Every module times its work with `inference.timing.timings` and re
 next to an anchor measured in the same run, so results from a busy machine stay comparable. The
 engine's own benchmark stays with the engine (`python -m inference.bench`).
 """
+import os
+
+import django
+
+# The advisor's catalogs read the ontology through its selectors, whose models need Django's app
+# registry, so a benchmark run as `python -m benchmarks.<name>` sets Django up before it imports them
+# (under pytest, pytest-django has already done so and this changes nothing).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "infrawiki.settings")
+django.setup()
