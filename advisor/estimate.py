@@ -68,9 +68,7 @@ def step_model(req: Request, opt: Option, eff: Efficiency | None = None) -> Step
     hw = Hardware.from_gpu(req.gpu, precision, opt.tp, opt.pp)
     bits = opt.quant.bits if opt.quant.method else 16
     if eff is None:
-        fit, base = calibration().engine(opt.engine).roofline, Efficiency()
-        eff = Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
-                         step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s)
+        eff = calibration().engine(opt.engine).roofline.efficiency()
     return StepModel(req.model, hw, bits, opt.quant.method, KV_BYTES.get(opt.kv_dtype, 1.0), eff)
 
 
