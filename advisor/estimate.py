@@ -26,6 +26,10 @@ from advisor.silicon import (
 from advisor.simulate import SimConfig, SimResult, Simulator
 from advisor.validation import Request
 
+# Engines whose iterations carry whole prompts beside the decoding sequences even without chunked prefill:
+# TensorRT-LLM's in-flight batching processes context-phase sequences together with generation-phase ones,
+# within max_num_tokens (https://nvidia.github.io/TensorRT-LLM/features/paged-attention-ifb-scheduler.html)
+IN_FLIGHT_MIXING = frozenset({"tensorrt-llm"})
 SLA_CHECKS = (("p95_ttft_ms", "ttft_p95_ms", "p95 TTFT"), ("p95_tpot_ms", "tpot_p95_ms", "p95 TPOT"),
               ("p95_latency_ms", "e2e_p95_ms", "p95 end-to-end latency"))
 
@@ -68,9 +72,7 @@ def step_model(req: Request, opt: Option, eff: Efficiency | None = None) -> Step
     hw = Hardware.from_gpu(req.gpu, precision, opt.tp, opt.pp)
     bits = opt.quant.bits if opt.quant.method else 16
     if eff is None:
-        fit, base = calibration().engine(opt.engine).roofline, Efficiency()
-        eff = Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
-                         step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s)
+        eff = calibration().engine(opt.engine).roofline.efficiency()
     return StepModel(req.model, hw, bits, opt.quant.method, KV_BYTES.get(opt.kv_dtype, 1.0), eff)
 
 
@@ -138,7 +140,8 @@ def estimate(req: Request, opt: Option) -> Estimate:
     w = req.workload
     per_replica = math.ceil(w.concurrency / opt.replicas)
     cfg = SimConfig(kv_tokens=opt.plan.kv_tokens, max_num_seqs=opt.plan.max_num_seqs,
-                    batched_tokens=opt.plan.batched_tokens, chunked_prefill=opt.chunked_prefill)
+                    batched_tokens=opt.plan.batched_tokens, chunked_prefill=opt.chunked_prefill,
+                    mixed_steps=opt.chunked_prefill or opt.engine in IN_FLIGHT_MIXING)
     rate = w.request_rate / opt.replicas if w.request_rate is not None else None
     step, source = step_times(req, opt)
 

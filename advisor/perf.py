@@ -35,6 +35,11 @@ class Efficiency:
     step_overhead_s: float = 0.002
     per_seq_overhead_s: float = 0.00002
     allreduce_latency_s: float = 0.00002
+    # each layer runs a fixed series of kernels (norms, QKV/O/FFN GEMMs, attention, all-reduce, and for
+    # MoE the router, token permutation, grouped GEMMs and un-permutation), each with a floor that does
+    # not shrink with the batch; aiconfigurator times a step the same way, as per-layer ops x num_layers
+    # (aiconfigurator_core/sdk/models/llama.py, the ops built with `self._num_layers`)
+    per_layer_overhead_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,17 @@ class StepModel:
         per_op = 2 * (tp - 1) / tp * message / self.hw.link_bytes_s + self.eff.allreduce_latency_s
         return 2 * self.model.layers * per_op
 
+    def _decode_attention_width(self) -> int:
+        """Per head, the width of a query-key product plus a value sum, for one decoding token and one
+        cached token. MLA decodes with the up-projections absorbed into the query and output, so every head
+        scores the whole latent plus its RoPE part and sums the latent (vLLM's MLA backend, the
+        "data-movement friendly" decode path in vllm/v1/attention/backends/mla/common.py); other attention
+        scores and sums `head_dim` wide."""
+        m = self.model
+        if m.uses_mla:
+            return 2 * m.kv_lora_rank + m.qk_rope_head_dim
+        return 2 * m.head_dim
+
     def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float,
                      prefill_seqs: int = 0) -> float:
         """One iteration: `prefill_tokens` new prompt tokens (from `prefill_seqs` sequences) attending on
@@ -95,14 +111,18 @@ class StepModel:
         tokens = prefill_tokens + decode_seqs
         if tokens == 0:
             return 0.0
-        # a sliding-window layer reads at most its window of each sequence, whatever the engine keeps allocated
+        # each GPU reads its own share of the cache: KV heads are replicated when there are fewer than
+        # GPUs, and an MLA latent is shared by all heads, so every GPU reads all of it; a sliding-window
+        # layer reads at most its window of each sequence, whatever the engine keeps allocated
         mean_len = int(decode_context / decode_seqs) if decode_seqs else None
-        kv_total = kv_bytes_per_token(m, self.kv_bytes, seq_len=mean_len) * decode_context / hw.tp
+        kv_total = kv_bytes_per_token(m, self.kv_bytes, tp=hw.tp, seq_len=mean_len) * decode_context
         mem_s = (self._weight_bytes_read(tokens) + kv_total) / (hw.bandwidth_bytes_s * self.eff.bandwidth)
-        attn_flops = 4 * m.layers * m.heads * m.head_dim * (prefill_tokens * prefill_context + decode_context)
+        attn_flops = (4 * m.layers * m.heads * m.head_dim * prefill_tokens * prefill_context
+                      + 2 * m.layers * m.heads * self._decode_attention_width() * decode_context)
         flops = (2 * m.params_active * tokens + attn_flops) / hw.tp
         compute_s = flops / (hw.flops * self.eff.compute)
-        overhead = self.eff.step_overhead_s + self.eff.per_seq_overhead_s * (decode_seqs + prefill_seqs)
+        overhead = (self.eff.step_overhead_s + self.eff.per_seq_overhead_s * (decode_seqs + prefill_seqs)
+                    + self.eff.per_layer_overhead_s * m.layers)
         # pipeline stages run one after another for a given batch; each hands its activations on
         handoff = (hw.pp - 1) * (tokens * m.hidden * 2 / hw.link_bytes_s + self.eff.allreduce_latency_s)
         return max(mem_s, compute_s) + self._allreduce_s(tokens) + handoff + overhead

@@ -10,13 +10,17 @@ order (a chunked-prefill budget admits a few prompts per step, and each group ke
 `stagger` (what advisor.estimate and the perf-accuracy bench use) the clients start at random (seeded)
 phases over one request's expected duration, as independent users do. Either way the percentiles come
 from the steady state: the first wave (one request per client) is served but left out of `summary()`
-and `goodput()`. Every request also pays `request_overhead_s` before it can be scheduled (the engine
+and `goodput()` (`summary(include_warm_up=True)` counts it, as a benchmark client that reports every
+request it sent does). With `min_length_ratio` below 1, each request's prompt and output lengths are
+drawn (seeded) uniformly between that fraction of the given lengths and the lengths themselves, as
+`benchmark_serving.py --dataset-name random --random-range-ratio` draws them; unequal requests finish
+at different times, which is what spreads a closed loop's clients apart in real runs. Every request also pays `request_overhead_s` before it can be scheduled (the engine
 frontend's tokenisation, scheduling and detokenisation; fitted per engine in
 advisor/catalog/calibration.json), which counts in its TTFT. With prefix caching, every request after
 the first that computed a shared prefix of `prefix_tokens` skips prefilling it, and the prefix's KV
 blocks are held once. Each iteration the scheduler, like vLLM's, gives every running sequence one
 decode token and fills the rest of the token budget with prompt chunks (chunked prefill) — or, without
-chunked prefill, runs waiting prompts whole before any decode. A sequence is admitted only while the
+chunked prefill, runs waiting prompts whole, before any decode or (`mixed_steps`) in the same step. A sequence is admitted only while the
 KV cache has room for its prompt; when decoding runs out of room the newest sequence is preempted
 and recomputed later (vLLM's recompute preemption).
 
@@ -62,6 +66,14 @@ class SimConfig:
     max_num_seqs: int
     batched_tokens: int
     chunked_prefill: bool
+    # whether a step that runs prompts also advances the decoding sequences (None: as chunked_prefill);
+    # engines that batch whole prompts with the generation phase say True with chunked_prefill False
+    mixed_steps: bool | None = None
+
+    @property
+    def mixes(self) -> bool:
+        """Prompts and decode tokens share a step (chunked prefill, or in-flight batching of whole prompts)."""
+        return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
 
 
 @dataclass(frozen=True)
@@ -112,13 +124,15 @@ class SimResult:
         rate = self.output_tokens / self.makespan_s if self.makespan_s else 0.0
         return fraction, (rate * good / total if total else 0.0)
 
-    def summary(self) -> dict[str, float]:
-        """Steady-state p50/p95 TTFT, TPOT, end-to-end latency (ms) and output throughput (tokens/s)."""
-        steady = self.steady()
+    def summary(self, include_warm_up: bool = False) -> dict[str, float]:
+        """Steady-state p50/p95 and mean TTFT, TPOT, end-to-end latency (ms) and output throughput
+        (tokens/s); with `include_warm_up`, the latencies of every request served, first wave included."""
+        steady = self.served if include_warm_up else self.steady()
         series = (("ttft", [r.ttft_s for r in steady]), ("e2e", [r.e2e_s for r in steady]),
                   ("tpot", [r.tpot_s for r in steady if r.tpot_s is not None]))
         out = {f"{name}_{tag}_ms": percentile(values, q) * 1e3
                for name, values in series for tag, q in (("p50", 50), ("p95", 95))}
+        out.update({f"{name}_mean_ms": sum(values) / len(values) * 1e3 if values else 0.0 for name, values in series})
         out["throughput_tok_s"] = self.output_tokens / self.makespan_s if self.makespan_s else 0.0
         out["preemptions"] = float(self.preemptions)
         return out
@@ -148,7 +162,7 @@ class Simulator:
     def __init__(self, step: StepTimes, cfg: SimConfig, prompt: int, output: int, concurrency: int,
                  num_requests: int | None = None, *, request_rate: float | None = None, prefix_tokens: int = 0,
                  seed: int = 0, think_time_s: float = 0.0, request_overhead_s: float = 0.0,
-                 stagger: bool = False) -> None:
+                 stagger: bool = False, min_length_ratio: float = 1.0) -> None:
         self.step, self.cfg = step, cfg
         self.prompt, self.output, self.concurrency = prompt, output, concurrency
         self.request_rate = request_rate
@@ -160,6 +174,8 @@ class Simulator:
         self.num_requests = num_requests or max(2 * concurrency, 24)
         self.think_time_s, self.request_overhead_s, self.stagger = think_time_s, request_overhead_s, stagger
         self.seed = seed
+        self.min_length_ratio = min_length_ratio
+        self.lengths = random.Random(seed + 1)  # its own stream, so arrivals stay as they were
         self.arrivals: list[float] = []  # heap of send times still to come
         if request_rate:
             rng, at = random.Random(seed), 0.0
@@ -182,12 +198,19 @@ class Simulator:
     def _arrive(self, sent_at: float) -> None:
         """A request sent at `sent_at` reaches the scheduler's queue (its frontend cost already paid)."""
         if self.sent < self.num_requests:
-            cached = self.prefix_tokens if self.prefix_ready else 0
+            prompt, output = self._draw_length(self.prompt), self._draw_length(self.output)
+            cached = min(self.prefix_tokens, prompt - 1) if self.prefix_ready else 0
             warm_up = self.request_rate is None and self.sent < self.concurrency
-            self.waiting.append(_Seq(sent_at, self.prompt, self.output, to_prefill=self.prompt - cached,
+            self.waiting.append(_Seq(sent_at, prompt, output, to_prefill=prompt - cached,
                                      cached=cached, steady=not warm_up))
             self.sent += 1
             self.result.prefix_hits += bool(cached)
+
+    def _draw_length(self, length: int) -> int:
+        """One request's length: `length` itself, or uniform in [min_length_ratio x length, length]."""
+        if self.min_length_ratio >= 1.0:
+            return length
+        return self.lengths.randint(max(1, int(length * self.min_length_ratio)), length)
 
     def _ready(self) -> float | None:
         """When the next request still to come reaches the scheduler, if any is left."""
@@ -271,7 +294,7 @@ class Simulator:
 
     # --- scheduling --------------------------------------------------------------------------
     def _prefill_chunks(self) -> list[tuple[_Seq, int]]:
-        budget = self.cfg.batched_tokens - (len(self.decoding) if self.cfg.chunked_prefill else 0)
+        budget = self.cfg.batched_tokens - (len(self.decoding) if self.cfg.mixes else 0)
         chunks: list[tuple[_Seq, int]] = []
         for seq in self.prefilling:
             if budget <= 0:
@@ -363,7 +386,7 @@ class Simulator:
                 continue
             chunks = self._prefill_chunks()
             if chunks:
-                self._mixed_step(chunks, with_decode=self.cfg.chunked_prefill or not self.decoding)
+                self._mixed_step(chunks, with_decode=self.cfg.mixes or not self.decoding)
             elif self.decoding:
                 self._decode_jump()
             elif self.prefilling:

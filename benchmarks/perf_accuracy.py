@@ -8,13 +8,17 @@ a validation half; the fit (`--fit`, which rewrites advisor/catalog/calibration.
 half and the other systems. Printed per set, in one run: median absolute % error of TTFT and TPOT for
 the advisor (aiconfigurator per-op step times under our simulator, and the fitted roofline fallback),
 aiconfigurator's own estimate (its `run_agg`) and a naive roofline (one prompt's prefill; one decode
-step at the full batch, default efficiencies). Targets on validation: TTFT <= 30 %, TPOT <= 10 %.
+step at the full batch, default efficiencies). A row's figures are the means over every request its
+benchmark client sent, so the simulator replays that client (CLIENT_LENGTH_RATIO, CLIENT_REQUESTS_PER_USER:
+all users start at once, lengths spread, the first wave counted) and compares means. Targets on
+validation: TTFT <= 30 %, TPOT <= 10 %.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import datetime
+import itertools
 import json
 import logging
 import random
@@ -26,6 +30,7 @@ from typing import Any
 
 from advisor.calibration import Calibration, StepFit, calibration, parse
 from advisor.catalog import CATALOG_DIR, gpus
+from advisor.estimate import IN_FLIGHT_MIXING
 from advisor.model_specs import ModelSpec, spec_from_config
 from advisor.perf import Efficiency, Hardware, StepModel, StepTimes
 from advisor.silicon import (
@@ -45,9 +50,21 @@ ENGINES = {"vllm": "vllm", "sglang": "sglang", "trtllm": "tensorrt-llm"}  # CSV 
 # whether decode steps carry prompt chunks by default: vLLM V1 mixes them (chunked prefill on,
 # https://docs.vllm.ai/en/latest/configuration/optimization.html); SGLang runs prefill batches apart from
 # decode unless --enable-mixed-chunk (https://docs.sglang.ai/advanced_features/server_arguments.html);
-# TRT-LLM's enable_chunked_prefill defaults to False (tensorrt_llm/llmapi/llm_args.py)
-MIXED_STEPS = {"vllm": True, "sglang": False, "trtllm": False}
+# TRT-LLM's enable_chunked_prefill defaults to False (tensorrt_llm/llmapi/llm_args.py), but its in-flight
+# batching runs those whole prompts in the generation steps (advisor.estimate.IN_FLIGHT_MIXING)
+CHUNKED = {"vllm": True, "sglang": False, "trtllm": False}
+MIXED_STEPS = {backend: CHUNKED[backend] or engine in IN_FLIGHT_MIXING for backend, engine in ENGINES.items()}
 BITS = {"fp8": 8, "fp4": 4, "int4": 4, "bf16": 16, "": 16}
+EVALUATED = {"all": ("validation", "fit", "other"), "fit": ("fit", "other")}  # per --split: the sets printed
+# How the measured runs were driven (InferenceMAX's client, whose runs these rows are: its README's
+# "Benchmark Client Configuration", read in the fork https://github.com/jyothisambolu/InferenceMAX; the
+# rows' ISL/OSL pairs 1k/1k, 1k/8k, 8k/1k are its three): benchmark_serving.py
+# --dataset-name random --random-range-ratio 0.8 --num-prompts $((CONC * 10)) --max-concurrency $CONC
+# --request-rate inf --ignore-eos, i.e. every client starts at once, lengths are drawn between 0.8x and 1x
+# of ISL/OSL, and the figures are over all CONC x 10 requests; the rows hold its mean TTFT and TPOT
+# (bench["metrics"]["mean_ttft"], as aiconfigurator's InferenceX accuracy tooling records them).
+CLIENT_LENGTH_RATIO = 0.8
+CLIENT_REQUESTS_PER_USER = 10
 SAMPLE = {"fit": 60, "other": 60}  # rows per backend simulated per set, seeded, to keep the run minutes long
 Row = dict[str, str]
 
@@ -128,6 +145,20 @@ class Case:
     tpot_ms: float
 
 
+def compute_precision(row: Row, arch: str) -> str:
+    """The tensor-core precision the row's matmuls run at. FP8 checkpoints run W8A8 on FP8 tensor cores.
+    4-bit weights are dequantized to 16 bit for the matmul (weight-only: vLLM's Marlin kernels for INT4
+    and, before Blackwell, for MXFP4/NVFP4, vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.py),
+    except NVFP4 on Blackwell, whose tensor cores take FP4 (timed here at the FP8 peak, the catalog having
+    no FP4 figure)."""
+    quant = (row["gemm_quant_mode"] or row["precision"]).lower()
+    if BITS.get(row["precision"], 16) == 8:
+        return "fp8"
+    if "fp4" in quant and arch == "blackwell":
+        return "fp8"
+    return "bf16"
+
+
 def case(row: Row) -> Case | None:
     """The row as a simulation case, or None when it is out of scope: disaggregated serving, attention
     data parallelism, a GPU outside our catalog, or a model whose config aiconfigurator does not ship."""
@@ -145,21 +176,22 @@ def case(row: Row) -> Case | None:
     target = SiliconTarget(row["system"], row["backend"], version, model_path, tp, pp,
                            gemm_quant=row["gemm_quant_mode"] or None, moe_quant=row["moe_quant_mode"] or None,
                            moe_tp=moe_tp, moe_ep=moe_ep)
-    compute = "fp8" if bits <= 8 else "bf16"
-    hw = Hardware.from_gpu(gpus()[gpu_id], compute, tp, pp)
+    hw = Hardware.from_gpu(gpus()[gpu_id], compute_precision(row, gpus()[gpu_id].arch), tp, pp)
     return Case(row, spec, ENGINES[row["backend"]], target, hw, bits, int(row["batch_size"]), int(row["isl"]),
                 int(row["osl"]), float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"]))
 
 
+KV_BYTES = 2.0  # the engines' default KV cache dtype, "auto", is the model's 16-bit dtype, whatever the weights'
+# (vLLM and SGLang --kv-cache-dtype; aiconfigurator's own default, sdk/models/helpers.py, is bfloat16 too)
+
+
 def _roofline(c: Case, eff: Efficiency) -> StepModel:
-    return StepModel(c.spec, c.hw, c.bits, "fp8" if c.bits == 8 else None, 1.0 if c.bits <= 8 else 2.0, eff)
+    return StepModel(c.spec, c.hw, c.bits, "fp8" if c.bits == 8 else None, KV_BYTES, eff)
 
 
 def roofline_step(c: Case, fit: StepFit) -> StepModel:
-    """Default roofline efficiencies divided by the fitted scale, plus the fitted per-step cost."""
-    base = Efficiency()
-    return _roofline(c, Efficiency(bandwidth=base.bandwidth / fit.scale, compute=base.compute / fit.prefill_scale,
-                                   step_overhead_s=fit.step_overhead_s, per_seq_overhead_s=fit.per_seq_overhead_s))
+    """Default roofline efficiencies divided by the fitted scale, plus the fitted per-step costs."""
+    return _roofline(c, fit.efficiency())
 
 
 def silicon_step(c: Case, fit: StepFit) -> SiliconStepModel:
@@ -172,14 +204,15 @@ def silicon_step(c: Case, fit: StepFit) -> SiliconStepModel:
 
 
 def simulate(c: Case, step: StepTimes, request_overhead_s: float) -> tuple[float, float]:
-    """(p50 TTFT ms, p50 TPOT ms) of the closed loop the row measured, its users out of step as the
-    advisor simulates them."""
+    """(mean TTFT ms, mean TPOT ms) of the closed loop the row measured, driven as its client drove it:
+    every user starting at once, lengths spread, every request counted."""
     context = c.concurrency * (c.isl + c.osl) * 2  # the measured runs were sized to hold their batch
     cfg = SimConfig(kv_tokens=context, max_num_seqs=c.concurrency, batched_tokens=BATCHED_TOKENS,
-                    chunked_prefill=MIXED_STEPS[c.row["backend"]])
-    out = Simulator(step, cfg, c.isl, c.osl, c.concurrency, request_overhead_s=request_overhead_s,
-                    stagger=True).run().summary()
-    return out["ttft_p50_ms"], out["tpot_p50_ms"]
+                    chunked_prefill=CHUNKED[c.row["backend"]], mixed_steps=MIXED_STEPS[c.row["backend"]])
+    out = Simulator(step, cfg, c.isl, c.osl, c.concurrency, num_requests=CLIENT_REQUESTS_PER_USER * c.concurrency,
+                    request_overhead_s=request_overhead_s, min_length_ratio=CLIENT_LENGTH_RATIO
+                    ).run().summary(include_warm_up=True)
+    return out["ttft_mean_ms"], out["tpot_mean_ms"]
 
 
 def advisor_silicon(c: Case, cal: Calibration) -> tuple[float, float]:
@@ -265,30 +298,52 @@ def evaluate(cases: list[Case], cal: Calibration) -> dict[str, dict[str, float]]
             for name, errs in answers.items()}
 
 
+def breakdown(cases: list[Case], cal: Calibration) -> list[str]:
+    """One line per (model, backend, step source): rows, median signed and absolute % error of TTFT and
+    TPOT, largest total TPOT error first, so the class that dominates the error is read off the top."""
+    groups: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for c in cases:
+        fit = cal.engine(c.engine)
+        try:
+            source = "silicon"
+            pred = simulate(c, silicon_step(c, fit.silicon), fit.frontend_s(c.concurrency))
+        except SiliconUnavailable:
+            source = "roofline"
+            pred = advisor_roofline(c, cal)
+        except Exception:  # noqa: BLE001 - counted as unanswered, as evaluate does
+            continue
+        key = (c.row["model_path"], c.row["backend"], source)
+        groups.setdefault(key, []).append(((pred[0] - c.ttft_ms) / c.ttft_ms * 100, (pred[1] - c.tpot_ms) / c.tpot_ms * 100))
+    order = sorted(groups.items(), key=lambda kv: -sum(abs(e[1]) for e in kv[1]))
+    return [f"  {m[:40]:40s} {b:7s} {src:8s} n={len(e):3d}  TTFT {percentile([x[0] for x in e], 50):+7.1f} "
+            f"(|{percentile([abs(x[0]) for x in e], 50):5.1f}|)  TPOT {percentile([x[1] for x in e], 50):+7.1f} "
+            f"(|{percentile([abs(x[1]) for x in e], 50):5.1f}|)" for (m, b, src), e in order]
+
+
 # --- fitting -----------------------------------------------------------------------------------
 STEP_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.003, 0.005)
 PER_SEQ_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00008)
 REQUEST_OVERHEADS_S = (0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3)
 PER_STREAM_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.004, 0.008)
+PER_LAYER_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00006, 0.00008, 0.00012)  # roofline only
 
 
 def _median_err(pairs: list[tuple[float, float]]) -> float:
     return percentile([abs_pct(p, m) for p, m in pairs], 50)
 
 
-def fit_step(cases: list[Case], raw_tpot: list[float]) -> StepFit:
-    """Scale, per-step and per-sequence costs minimising the median TPOT error, given TPOTs simulated
-    unscaled (TPOT is one decode step's time, which moves with these directly; the batch is the row's
-    concurrency)."""
+def fit_step(cases: list[Case], raw_tpot: list[float], per_layer: tuple[float, ...] = (0.0,)) -> StepFit:
+    """Scale, per-step, per-sequence (and, given a grid, per-layer) costs minimising the median TPOT error,
+    given TPOTs simulated unscaled (TPOT is one decode step's time, which moves with these directly; the
+    batch is the row's concurrency)."""
     best: tuple[float, StepFit] | None = None
     pairs = [(c, x) for c, x in zip(cases, raw_tpot, strict=True) if x > 0]
-    for overhead in STEP_OVERHEADS_S:
-        for per_seq in PER_SEQ_OVERHEADS_S:
-            fixed = [(overhead + per_seq * c.concurrency) * 1e3 for c, _ in pairs]
-            scale = min(20.0, max(0.05, percentile([(c.tpot_ms - f) / x for (c, x), f in zip(pairs, fixed, strict=True)], 50)))
-            err = _median_err([(scale * x + f, c.tpot_ms) for (c, x), f in zip(pairs, fixed, strict=True)])
-            if best is None or err < best[0]:
-                best = (err, StepFit(round(scale, 4), overhead, per_seq))
+    for overhead, per_seq, layer in itertools.product(STEP_OVERHEADS_S, PER_SEQ_OVERHEADS_S, per_layer):
+        fixed = [(overhead + per_seq * c.concurrency + layer * c.spec.layers) * 1e3 for c, _ in pairs]
+        scale = min(20.0, max(0.05, percentile([(c.tpot_ms - f) / x for (c, x), f in zip(pairs, fixed, strict=True)], 50)))
+        err = _median_err([(scale * x + f, c.tpot_ms) for (c, x), f in zip(pairs, fixed, strict=True)])
+        if best is None or err < best[0]:
+            best = (err, StepFit(round(scale, 4), overhead, per_seq, per_layer_overhead_s=layer))
     assert best is not None
     return best[1]
 
@@ -321,12 +376,14 @@ def _fit_group(cases: list[Case]) -> dict[str, Any]:
                 usable.append(c)
             except SiliconUnavailable:  # rows aiconfigurator cannot time are left out of its fit
                 continue
-        step = fit_step(usable, raw)
+        step = fit_step(usable, raw, PER_LAYER_OVERHEADS_S if kind == "roofline" else (0.0,))
         ttft = [simulate(c, make(c, step), 0.0)[0] for c in usable]
         frontend = (fits["request_overhead_s"], fits["per_stream_overhead_s"]) if kind == "roofline" else None
         prefill, overhead, per_stream = fit_prefill(usable, ttft, frontend)
         fits[kind] = {"scale": step.scale, "prefill_scale": prefill, "step_overhead_s": step.step_overhead_s,
                       "per_seq_overhead_s": step.per_seq_overhead_s}
+        if kind == "roofline":
+            fits[kind]["per_layer_overhead_s"] = step.per_layer_overhead_s
         fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
     return fits
 
@@ -353,6 +410,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="refit advisor/catalog/calibration.json first")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--split", choices=("all", "fit"), default="all",
+                        help="'fit': evaluate only the fit half and the other systems, never the validation "
+                             "half (what to iterate on; run 'all' once at the end)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also print the advisor's median errors per model and backend (where the error is)")
     args = parser.parse_args(argv)
     sets = split(list(read_rows()))
     if args.fit:
@@ -362,14 +424,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (CATALOG_DIR / "calibration.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         calibration.cache_clear()
     cal = calibration()
+    names = EVALUATED[args.split]
     report = {name: evaluate(sample(sets[name], None if name == "validation" else SAMPLE.get(name)), cal)
-              for name in ("validation", "fit", "other")}
+              for name in names}
     lines = []
     for name, results in report.items():
         lines.append(f"{name} rows:")
         for predictor, r in results.items():
             lines.append(f"  {predictor:46s} n={r['rows']:4.0f}  TTFT {r['ttft_median_pct']:6.1f} %  "
                          f"TPOT {r['tpot_median_pct']:6.1f} %")
+    if args.breakdown:
+        for name in names:
+            if name != "validation":
+                lines += [f"{name} rows by model / backend (advisor):", *breakdown(sample(sets[name], SAMPLE.get(name)), cal)]
     print(json.dumps(report, indent=2) if args.json else "\n".join(lines))
     return report
 

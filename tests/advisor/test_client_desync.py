@@ -56,3 +56,38 @@ def test_think_time_leaves_the_server_idle_between_a_users_requests():
     busy = _run(users=4, prompt=512, output=64).summary()
     thinking = _run(users=4, prompt=512, output=64, think_time_s=5.0).summary()
     assert thinking["throughput_tok_s"] < 0.5 * busy["throughput_tok_s"]
+
+
+def test_spread_lengths_are_drawn_within_the_range_and_repeat_with_the_seed():
+    result = _run(users=8, prompt=1000, output=100, min_length_ratio=0.8, num_requests=80)
+    outputs = [r.output for r in result.served]
+    assert all(80 <= n <= 100 for n in outputs) and len(set(outputs)) > 5
+    again = _run(users=8, prompt=1000, output=100, min_length_ratio=0.8, num_requests=80)
+    assert [r.output for r in again.served] == outputs
+
+
+def test_spread_lengths_desynchronise_a_wave_that_starts_together():
+    # equal requests started at once keep finishing (and prefilling) together; unequal ones drift apart
+    equal = _run(chunked=False, budget=200_000, num_requests=640).summary()
+    spread = _run(chunked=False, budget=200_000, num_requests=640, min_length_ratio=0.8).summary()
+    assert spread["ttft_p50_ms"] < 0.5 * equal["ttft_p50_ms"]
+
+
+def test_the_whole_run_summary_counts_the_first_wave_and_gives_means():
+    result = _run(users=8, stagger=False)
+    every = result.summary(include_warm_up=True)
+    ttfts = [r.ttft_s for r in result.served]
+    assert every["ttft_mean_ms"] == pytest.approx(sum(ttfts) / len(ttfts) * 1e3)
+    assert every["ttft_p50_ms"] == pytest.approx(percentile(ttfts, 50) * 1e3)
+    assert result.summary()["ttft_p50_ms"] != every["ttft_p50_ms"]
+
+
+def test_in_flight_batching_runs_whole_prompts_inside_the_decode_steps():
+    # unchunked prompts either stall every decoder for a step of their own or ride along in it
+    def run(mixed):
+        cfg = SimConfig(kv_tokens=2_000_000, max_num_seqs=256, batched_tokens=8192, chunked_prefill=False,
+                        mixed_steps=mixed)
+        return Simulator(STEP, cfg, 2048, 256, 32, stagger=True).run().summary()
+    apart, mixed = run(False), run(True)
+    assert mixed["tpot_p50_ms"] < apart["tpot_p50_ms"]
+    assert mixed != apart

@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from benchmarks.perf_accuracy import HELD_OUT, read_rows, split
+from benchmarks.perf_accuracy import EVALUATED, HELD_OUT, read_rows, split
 
 
 def _write(path, systems):
@@ -35,3 +35,9 @@ def test_the_shipped_rows_split_into_disjoint_halves_without_h100():
     assert abs(len(ids["fit"]) - len(ids["validation"])) <= 1
     assert "h200_sxm" not in {r["system"] for r in sets["other"]}
     assert [r["id"] for r in split(rows)["fit"]] == [r["id"] for r in sets["fit"]]  # seeded: the same every run
+
+
+def test_iterating_with_split_fit_never_evaluates_the_validation_half():
+    assert "validation" not in EVALUATED["fit"]
+    assert set(EVALUATED["all"]) == {"validation", "fit", "other"}
+
