@@ -10,7 +10,7 @@ profile, every entry citing the help text or error string it comes from). Direct
 
 - "A exceeds / is longer (larger, greater, more) than B": lower A's flag, raise B's;
 - "A is smaller (shorter, less, fewer) than B": raise A's flag, lower B's;
-- "not enough / insufficient / no available B": raise B's flag;
+- "not enough / insufficient / no available B", B right after those words: raise B's flag;
 - and where B is a supply with consumers (cache blocks are held by each running sequence and its context)
   and the text names no A — a message quoted with its subject cut off — lower the consumers' flags too.
 
@@ -154,7 +154,13 @@ def changes(text: str) -> list[Change]:
         before = [m for m in mentions if cmp.start() - _REACH <= m.end <= cmp.start() and _clause(text, m.end, cmp.start())]
         after = [m for m in mentions if cmp.end() <= m.start <= cmp.end() + _REACH and _clause(text, cmp.end(), m.start)]
         left, right = (before[-1] if before else None), (after[0] if after else None)
-        if right is None:
+        if cmp.group("scarce") and right is not None and not re.fullmatch(
+                r"\s*(?:the\s+)?(?:available\s+|free\s+)?", text[cmp.end():right.start]):
+            # "not enough memory to handle 4096 prefill tokens": what is short is the memory, not the tokens
+            continue
+        # a quantity compared with itself ("User-specified max_model_len (4096) is greater than the derived
+        # max_model_len") says which value wins, not which way to move the flag: the catalog answers that one
+        if right is None or (left is not None and left.quantity.id == right.quantity.id):
             continue
         span = text[(left.start if left else cmp.start()):right.end + 20]
         if not re.search(r"\d", span):

@@ -31,13 +31,15 @@ from advisor.profiles import EngineProfile, Switch, profile, profiles
 MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
 # failed"), a signal (segmentation fault, bus error, abort), a CUDA fault that names no API misuse (illegal
-# memory access or instruction, misaligned address, unspecified launch failure, ECC), a hang or watchdog, and
-# TGI's frame for a shard that raised ("Method Prefill encountered an error").
+# memory access or instruction, misaligned address, unspecified launch failure, ECC), a hang or watchdog,
+# TGI's frame for a shard that raised ("Method Prefill encountered an error") and ggml's GGML_ABORT ("fattn.cu:110:
+# fatal error", with ggml_abort in the backtrace).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|Segmentation fault|\bSIGSEGV\b|\bSIGABRT\b"
     r"|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bdeadlock|watchdog"
-    r"|Method \w+ encountered an error", re.IGNORECASE | re.DOTALL)
+    r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b",
+    re.IGNORECASE | re.DOTALL)
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")
 
@@ -57,14 +59,17 @@ def crashed(text: str) -> bool:
 
 
 def _written_value(text: str, eng: EngineProfile, key: str) -> str | None:
-    """The value the pasted command line gives flag `key` ("" for a bare switch), or None when not written."""
+    """The value the pasted command line, or the engine's dump of its arguments (vLLM's "non-default args:
+    {'enable_chunked_prefill': True}", "with config: ... enforce_eager=False"), gives flag `key` ("" for a bare
+    switch), or None when the text does not set it."""
     for name in eng.spellings(key):
         if not name.startswith("-"):
             continue
         found = re.search(rf"(?<![\w-]){re.escape(name)}(?:[ =]+(?!-)([\w.-]+))?(?![\w-])", text)
         if found:
             return found.group(1) or ""
-    return None
+    dumped = re.search(rf"(?<![\w-])['\"]?{re.escape(key)}['\"]?\s*[:=]\s*(\{{[^}}]*\}}|'[^']*'|\"[^\"]*\"|[^,}}\s)]+)", text)
+    return dumped.group(1).strip("'\"") if dumped else None
 
 
 def _turned_on(text: str, eng: EngineProfile, sw: Switch) -> bool:
@@ -74,7 +79,7 @@ def _turned_on(text: str, eng: EngineProfile, sw: Switch) -> bool:
     if written is None:
         return False
     if sw.direction == "unset":
-        return written.lower() not in ("false", "0", "off", "no")
+        return written.lower() not in ("false", "0", "off", "no", "none", "{}")
     return sw.value is not None and written != "" and written.lower() != sw.value.lower()
 
 
@@ -88,6 +93,7 @@ def _rank(text: str, eng: EngineProfile, sw: Switch, rec: Recognised, crash: boo
     said = text
     for name in eng.spellings(sw.knob):
         said = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", said)
+    said = re.sub(rf"['\"]?{re.escape(sw.knob)}['\"]?\s*[:=]", " ", said)  # nor its key in an argument dump
     named = any(re.search(w, said, re.IGNORECASE) for w in sw.words)
     if not crash:
         return 0 if on and named else None

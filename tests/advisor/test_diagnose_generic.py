@@ -52,13 +52,17 @@ def test_smaller_than_raises_the_left_side_and_lowers_the_right():
     assert moves == {("vllm", "--max-num-batched-tokens", "raise"), ("vllm", "--max-model-len", "lower")}
 
 
-def test_not_enough_of_a_supply_raises_it_and_lowers_its_consumers_for_the_recognised_engine():
-    # vLLM's preemption warning (vllm/core/scheduler.py), engine from its log prefix
-    text = ("WARNING 05-02 scheduler.py:1057] Sequence group 0 is preempted because there is not enough KV cache space "
-            "(0 free blocks). vllm")
-    moves = _moves(text)
-    assert ("vllm", "--gpu-memory-utilization", "raise") in moves and ("vllm", "--max-num-seqs", "lower") in moves
-    assert {engine for engine, *_ in moves} == {"vllm"}
+def test_more_than_the_available_cache_memory_raises_the_memory_and_lowers_what_holds_it():
+    # vLLM v1 vllm/v1/core/kv_cache_utils.py
+    moves = _moves("ValueError: To serve at least one request with the models's max seq len (24288), (0.89 GiB KV cache "
+                   "is needed, which is larger than the available KV cache memory (0.8 GiB). vllm")
+    assert {("vllm", "--gpu-memory-utilization", "raise"), ("vllm", "--max-model-len", "lower")} <= moves
+
+
+def test_what_is_short_is_the_word_right_after_not_enough():
+    # TGI server/text_generation_server/models/flash_causal_lm.py warmup: the memory is short, not the tokens
+    assert not quantities.changes("Not enough memory to handle 4096 prefill tokens. You need to decrease "
+                                  "`--max-batch-prefill-tokens`")
 
 
 def test_a_comparison_without_a_number_is_a_sentence_not_an_error():
@@ -91,23 +95,27 @@ def _suspected(text: str) -> list[tuple[str, str, str | None, int]]:
 
 def test_a_llama_cpp_assert_rules_out_automatic_fitting_first():
     # ggml/src/ggml-backend.cpp, as quoted in llama.cpp PR #24321
-    assert _suspected("llama-server: ggml-backend.cpp:1602: GGML_ASSERT(sched) failed")[0] == (
+    assert _suspected("llama-server GGML_ASSERT(sched) failed")[0] == (
         "llama.cpp", "--fit", "off", 3)
 
 
-def test_a_feature_the_command_line_turns_on_is_the_first_suspect():
-    text = ("llama-server -m qwen.gguf -fa on --fit on -c 65536\nggml/src/ggml-cuda/fattn.cu:420: "
-            "GGML_ASSERT(ne01 > 0) failed")
+def test_a_feature_the_command_line_turns_on_is_the_first_suspect_and_one_it_turns_off_is_none():
+    # ggml-org/llama.cpp#24457: flash attention on, automatic fitting off, ggml's abort in fattn.cu
+    text = ("llama-server -m gemma-4-E4B-it-qat-UD-Q4_K_XL.gguf --model-draft mtp-gemma-4-E4B-it.gguf --spec-type "
+            "draft-mtp --flash-attn on --cache-type-k q4_0 --fit off --no-warmup\n"
+            "Loading model... |ggml/src/ggml-cuda/fattn.cu:110: fatal error")
     found = _suspected(text)
-    assert found[0][1:] in (("--fit", "off", 0), ("-fa", "off", 0))
-    assert {f[1] for f in found if f[3] == 0} == {"--fit", "-fa"}
+    assert found[0] == ("llama.cpp", "--flash-attn", "off", 0)
+    assert ("llama.cpp", "--cache-type-k", "f16", 0) in found
+    assert all(flag != "--fit" for _, flag, *_ in found)
 
 
 def test_a_hang_under_tensor_parallelism_suspects_the_custom_all_reduce_only_there():
-    # triton-inference-server/tensorrtllm_backend#390
-    hang = "TensorRT-LLM: v0.9.0. TensorRT-LLM often hangs using both `tp_size 2` and `enable_context_fmha`."
+    # the title of triton-inference-server/tensorrtllm_backend#390 after the system-info line of an issue form
+    # (NVIDIA/TensorRT-LLM#1601 writes its release so)
+    hang = "- TensorRT-LLM: v0.9.0\nTensorRT-LLM often hangs using both `tp_size 2` and `enable_context_fmha`."
     assert ("tensorrt-llm", "--use_custom_all_reduce", "disable") in [f[:3] for f in _suspected(hang)]
-    assert not _suspected("TensorRT-LLM: v0.9.0. TensorRT-LLM often hangs with one GPU.")
+    assert not _suspected("- TensorRT-LLM: v0.9.0\nTensorRT-LLM often hangs on one GPU.")
     # the build flag is gone after 0.10.0, so a newer release is not told to pass it
     assert not _suspected(hang.replace("v0.9.0", "v0.12.0"))
 
@@ -144,8 +152,31 @@ def test_a_catalogued_crash_keeps_its_signature_first_and_the_suspects_after_it(
 
 @pytest.mark.django_db
 def test_an_uncatalogued_crash_is_answered_with_suspects_and_not_with_unrelated_techniques():
-    text = "llama-server: ggml-backend.cpp:1602: GGML_ASSERT(sched) failed"
+    text = "llama-server GGML_ASSERT(sched) failed"
     assert not known_failures.match(text)[1]
     result = diagnose(text)
     assert result["findings"][0]["kind"] == "suspect"
     assert all(f["technique"] != "multi_lora" for f in result["findings"])
+
+
+def test_a_feature_the_engines_argument_dump_turns_on_is_the_first_suspect_of_a_crash():
+    # vLLM >= 0.9 logs its non-default arguments at start-up (vllm/entrypoints/utils.py "non-default args")
+    text = ("(APIServer pid=1) INFO 08-21 07:50:10 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', "
+            "'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 3}}\n"
+            "(EngineCore_0 pid=2) RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert _suspected(text)[0] == ("vllm", "--speculative-config", None, 0)
+    off = _suspected(text.replace("{'method': 'eagle3', 'num_speculative_tokens': 3}", "None"))
+    assert ("vllm", "--speculative-config", None, 0) not in off and off[0][1] == "--enforce-eager"
+
+
+def test_a_quantity_compared_with_itself_moves_nothing():
+    # vLLM vllm/config.py _get_and_verify_max_len
+    assert quantities.changes("ValueError: User-specified max_model_len (4096) is greater than the derived "
+                              "max_model_len (seq_length=2048 or model_max_length=None in model's config.json).") == []
+
+
+def test_ggmls_abort_with_flash_attention_on_the_command_line_suspects_flash_attention_first():
+    # ggml-org/llama.cpp#24400 (llama-server --flash-attn on; ggml/src/ggml-cuda/fattn.cu GGML_ABORT)
+    text = ("llama-server -m gemma-4-E4B.gguf --flash-attn on\nLoading model... |/kaggle/working/llama.cpp/ggml/src/"
+            "ggml-cuda/fattn.cu:110: fatal error\n/kaggle/working/llama.cpp/build/bin/libggml-base.so.0(ggml_abort+0x11f)")
+    assert _suspected(text)[0] == ("llama.cpp", "--flash-attn", "off", 0)
