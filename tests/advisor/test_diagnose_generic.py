@@ -180,3 +180,12 @@ def test_ggmls_abort_with_flash_attention_on_the_command_line_suspects_flash_att
     text = ("llama-server -m gemma-4-E4B.gguf --flash-attn on\nLoading model... |/kaggle/working/llama.cpp/ggml/src/"
             "ggml-cuda/fattn.cu:110: fatal error\n/kaggle/working/llama.cpp/build/bin/libggml-base.so.0(ggml_abort+0x11f)")
     assert _suspected(text)[0] == ("llama.cpp", "--flash-attn", "off", 0)
+
+
+def test_a_crash_of_no_recognised_engine_gets_only_features_its_words_name():
+    # PyTorch's own lines under any CUDA fault (vllm-project/vllm#6976 quotes them): no engine, no feature named
+    text = ("RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
+            "asynchronously reported at some other API call, so the stacktrace below might be incorrect.")
+    assert recognise(text).engine is None and not _suspected(text)
+    assert {f[1] for f in _suspected(text + "\nCapturing CUDA graph shapes")} == {"--enforce-eager",
+                                                                                 "--disable-cuda-graph", "--cuda-graphs"}
