@@ -111,10 +111,11 @@ def quantities() -> dict[str, Quantity]:
 
 @dataclass(frozen=True)
 class Mention:
+    """Where the text names a quantity."""
+
     quantity: Quantity
     start: int
     end: int
-    written: str
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def _mentions(text: str) -> list[Mention]:
     out = []
     for q in quantities().values():
         for pattern in q.words:
-            out += [Mention(q, m.start(), m.end(), m.group(0)) for m in re.finditer(pattern, text, re.IGNORECASE)]
+            out += [Mention(q, m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)]
     # the longest mention of a span wins ("max_num_seqs" over "num seqs")
     out.sort(key=lambda m: (m.start, -(m.end - m.start)))
     kept: list[Mention] = []

@@ -30,13 +30,13 @@ from advisor.profiles import EngineProfile, Switch, profile, profiles
 
 MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
-# failed"), a signal (segmentation fault, bus error, abort), a CUDA fault that names no API misuse (illegal
-# memory access or instruction, misaligned address, unspecified launch failure, ECC), a hang or watchdog,
-# TGI's frame for a shard that raised ("Method Prefill encountered an error") and ggml's GGML_ABORT ("fattn.cu:110:
-# fatal error", with ggml_abort in the backtrace).
+# failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
+# fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
+# misaligned address, unspecified launch failure, ECC), a hang or watchdog, TGI's frame for a shard that raised
+# ("Method Prefill encountered an error") and ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort).
 CRASH = re.compile(
-    r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|Segmentation fault|\bSIGSEGV\b|\bSIGABRT\b"
-    r"|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
+    r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
+    r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bdeadlock|watchdog"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b",
     re.IGNORECASE | re.DOTALL)

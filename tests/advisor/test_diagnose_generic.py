@@ -189,3 +189,12 @@ def test_a_crash_of_no_recognised_engine_gets_only_features_its_words_name():
     assert recognise(text).engine is None and not _suspected(text)
     assert {f[1] for f in _suspected(text + "\nCapturing CUDA graph shapes")} == {"--enforce-eager",
                                                                                  "--disable-cuda-graph", "--cuda-graphs"}
+
+
+def test_a_bare_python_assertion_in_an_engine_is_a_crash_and_its_words_pick_the_feature():
+    # an SGLang report's stack trace and its own words for where the assertion fails (SWARadixCache.dec_lock_ref)
+    text = ("[TP5 EP5] Scheduler hit an exception: Traceback (most recent call last):\n  File \".../managers/"
+            "scheduler.py\", line 3027, in run_scheduler_process\n    scheduler.event_loop_overlap()\nAssertionError\n"
+            "an assertion failure inside `SWARadixCache.dec_lock_ref`")
+    assert recognise(text).engine == "sglang"
+    assert _suspected(text)[0] == ("sglang", "--disable-radix-cache", None, 1)
