@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor import known_failures, named_fixes, profiles
+from advisor import known_failures, named_fixes, profiles, quantities, suspects
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
@@ -194,17 +194,45 @@ def _failure_finding(m: known_failures.Match, rec: Recognised, issues: list[dict
             "reports": known_failures.reports_for(sig, issues)[:REPORTS_PER_FINDING]}
 
 
+def _given(findings: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {(a["engine"], a["flag"], a["direction"]) for f in findings for a in f["actions"]}
+
+
+def _fix_finding(kind: str, title: str, why: str, actions: list[dict[str, Any]],
+                 findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A finding of fixes not read from the catalog, less the actions an earlier finding already gives; None when
+    nothing is left."""
+    given = _given(findings)
+    actions = [a for a in actions if (a["engine"], a["flag"], a["direction"]) not in given]
+    if not actions:
+        return None
+    return {"kind": kind, "technique": None, "signature": None, "title": title, "why": why, "actions": actions,
+            "evidence": [], "source": None, "numbers": {}, "reports": []}
+
+
 def _named_finding(query: str, rec: Recognised, failures: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The settings the message itself asks to change (advisor.named_fixes), less those a recognised
     failure already answers; None when it names none."""
-    given = {(a["engine"], a["flag"], a["direction"]) for f in failures for a in f["actions"]}
-    actions = [a for a in named_fixes.actions(query, rec) if (a["engine"], a["flag"], a["direction"]) not in given]
-    if not actions:
-        return None
-    return {"kind": "named_fix", "technique": None, "signature": None, "title": "The message names its own fix",
-            "why": "The error text asks for these settings itself; they are spelt as the recognised engine and "
-                   "release spell them.", "actions": actions, "evidence": [], "source": None, "numbers": {},
-            "reports": []}
+    return _fix_finding("named_fix", "The message names its own fix",
+                        "The error text asks for these settings itself; they are spelt as the recognised engine and "
+                        "release spell them.", named_fixes.actions(query, rec), failures)
+
+
+def _quantity_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The flags the message's comparison of quantities moves (advisor.quantities); None when it compares none."""
+    return _fix_finding("quantity", "The message compares a setting with what it needs",
+                        "The error says one quantity exceeds or lacks another; these flags set them, in the engine's "
+                        "own spelling.", quantities.actions(query, rec), findings)
+
+
+def _suspect_finding(text: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The engine features to rule out for a crash that names no cause (advisor.suspects); None when none apply."""
+    found = suspects.suspects(text, rec)
+    actions = [a for a in (suspects.action(s, rec) for s in found) if a is not None]
+    return _fix_finding("suspect", "Features to rule out, one at a time",
+                        "The error says where the engine stopped, not why. Turn these features off one at a time, "
+                        "the most implicated first; the one whose absence stops the crash is the cause.",
+                        actions, findings)
 
 
 def _missing(rec: Recognised, answered: bool) -> list[str]:
@@ -240,10 +268,16 @@ def diagnose(text: str) -> dict[str, Any]:
     named = _named_finding(query, rec, failures)
     if named is not None:
         failures = (failures[:1] + [named] + failures[1:])[:MAX_FINDINGS]
+    # Then what the message's comparison of quantities moves, then the features to rule out for a crash: both read
+    # messages no signature was written for, so they rank below any that was.
+    compared = _quantity_finding(query, rec, failures)
+    failures = (failures + [compared] if compared is not None else failures)[:MAX_FINDINGS]
+    suspected = _suspect_finding(query, rec, failures)
+    failures = (failures + [suspected] if suspected is not None else failures)[:MAX_FINDINGS]
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = named is not None or bool(matches) and (
+    fix_first = named is not None or compared is not None or suspected is not None or bool(matches) and (
         looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures

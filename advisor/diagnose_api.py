@@ -1,8 +1,9 @@
 """REST endpoint of diagnose: POST /api/diagnose with {"query": "symptom or error message"}.
 
 Thin DRF view over advisor.diagnose (a pasted engine error comes back fix first: findings of kind
-"known_failure" whose actions carry direction, value, arithmetic and source, and "named_fix" for the
-settings the message itself asks to change); bad input is answered 400 `{"error", "hint"}` by the API's
+"known_failure" whose actions carry direction, value, arithmetic and source, "named_fix" for the
+settings the message itself asks to change, "quantity" for the flags its comparison of quantities moves and
+"suspect" for the features to rule out after a crash that names no cause); bad input is answered 400 `{"error", "hint"}` by the API's
 exception handler. Open to anonymous callers: it reads, writes nothing.
 """
 from __future__ import annotations

@@ -53,14 +53,15 @@ _ENGINE_VERSION: dict[str, tuple[str, ...]] = {
              rf"vLLM API server version {_VERSION}"),
     "sglang": (rf"\bsglang(?:==|:\s*|\s+version\s+|\s+v|\s+){_VERSION}",),
     "tgi": (rf"text-generation-inference(?::|\s+v?|==){_VERSION}", rf"\btgi\s+`?{_VERSION}"),
-    "tensorrt-llm": (rf"TensorRT-LLM version:?\s*{_VERSION}", rf"tensorrt[-_]llm(?:==|\s+v?){_VERSION}", rf"trt-?llm\s+v?{_VERSION}"),
+    "tensorrt-llm": (rf"TensorRT-LLM(?:\s+version)?:?\s*{_VERSION}", rf"tensorrt[-_]llm(?:==|\s+v?){_VERSION}", rf"trt-?llm\s+v?{_VERSION}"),
     "llama.cpp": (r"\b(?:build|version):?\s*=?\s*(\d{3,5})\b", r"\b(b\d{3,5})\b"),
 }
 # The GPU's own capability, never the one an error says is needed ("at least 8.0").
 _CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\d)\b",
        r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d)(\d)\b")
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
-_TENSOR_PARALLEL = r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
+_TENSOR_PARALLEL = (r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
+                    r"|\bTP\s*[=:]?\s*\d|\bwith TP\b")
 _CUDA_GRAPH = r"cuda[ _]?graph|capturing|graph capture"
 _OPTION = r"(?<![\w-])(--?[A-Za-z][\w-]*)(?=[\s=]|$)"
 

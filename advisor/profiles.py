@@ -330,6 +330,33 @@ class FlagAliases(_Data):
     source: Url
 
 
+class Switch(Span, Fact):
+    """A feature of the engine that a flag turns off (`knob`, a key of the flag table, with `direction` and
+    `value`: `--enforce-eager` sets eager mode, `--fit off`, `--enable-chunked-prefill` dropped), read by
+    advisor.suspects when a crash names no cause of its own. `default_on`: the engine runs the feature unless
+    told not to; `words`: regular expressions for what an error says when the feature is involved, taken from
+    the flag's help text; `when`: the feature only runs in that situation (custom all-reduce: tensor
+    parallelism). The span is the releases that have the flag."""
+
+    knob: str
+    direction: Literal["set", "unset"]
+    value: str | None = None
+    feature: str = Field(min_length=3, max_length=80)
+    default_on: bool
+    words: list[str] = Field(min_length=1)
+    when: Literal["tensor_parallel"] | None = None
+
+    @field_validator("words")
+    @classmethod
+    def _words_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+        return value
+
+
 class EngineProfile(_Data):
     """Everything the advisor knows about one engine (see the module docstring)."""
 
@@ -358,6 +385,8 @@ class EngineProfile(_Data):
     flags: dict[str, list[FlagName]]
     flag_aliases: dict[str, FlagAliases] = Field(default_factory=dict)
     techniques: dict[TechniqueName, list[Technique]] = Field(default_factory=dict)
+    switches: list[Switch] = Field(default_factory=list, description="features a flag turns off, the engine's "
+                                   "newest default first (advisor.suspects)")
     tp_rule: Fact | None = None
     cuda_rule: Fact | None = None
     cuda_graphs: CudaGraphs | None = None
@@ -386,6 +415,9 @@ class EngineProfile(_Data):
         unknown = sorted(set(self.flag_aliases) - set(self.flags))
         if unknown:
             raise ValueError(f"flag_aliases name keys the flag table lacks: {unknown}")
+        unknown = sorted({s.knob for s in self.switches} - set(self.flags))
+        if unknown:
+            raise ValueError(f"switches name keys the flag table lacks: {unknown}")
         return self
 
     @field_validator("serve", "verify")

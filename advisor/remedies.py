@@ -203,7 +203,7 @@ _RULES: dict[str, Callable[..., tuple[str | None, str | None]]] = {
 }
 
 
-def _spelling(eng: EngineProfile, key: str, version: str | None) -> tuple[str, str | None] | None:
+def spelling_at(eng: EngineProfile, key: str, version: str | None) -> tuple[str, str | None] | None:
     """The flag as this release spells it, with the release that spelling starts at; with no release known
     the newest spelling; None when the text's release has no such flag (it came later or was removed)."""
     spellings = eng.flags[key]
@@ -245,7 +245,7 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         return {"engine": engine, "flag": f"{fix.env}={fix.value}", "since": None, "direction": fix.direction,
                 "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
     assert fix.knob is not None
-    spelling = _spelling(eng, fix.knob, version)
+    spelling = spelling_at(eng, fix.knob, version)
     if spelling is None:
         return None
     flag, since = eng.spelt_as(fix.knob, rec.options) or spelling[0], spelling[1]

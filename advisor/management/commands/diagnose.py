@@ -39,7 +39,7 @@ class Command(BaseCommand):
             self.stdout.write(result["message"])
             return
         for n, finding in enumerate(result["findings"], start=1):
-            if finding["kind"] in ("known_failure", "named_fix"):
+            if finding["kind"] != "technique":
                 self._failure(n, finding)
                 continue
             self.stdout.write(f"{n}. {finding['title']} ({finding['technique']})\n   {finding['why']}")

@@ -1,0 +1,139 @@
+"""Features to rule out when a crash names no cause: the engine features a flag turns off, most implicated first.
+
+Runs on every diagnose request. An assertion, a segmentation fault, an illegal memory access or a hang says
+where the engine stopped, never why, so no catalogued signature and no advice in the message answers it;
+what people do then is switch off the engine's optional features one at a time. Each engine profile lists
+those features with the flag that turns each off (`switches` in advisor/catalog/engines/*.json, each citing
+the flag's help text), so this module keeps no engine knowledge of its own. A feature is ranked by what the
+text says about it:
+
+1. the pasted command line turns it on (`--fit on`, `--enable-chunked-prefill`): the likeliest cause;
+2. the error uses the words of its help text ("CUDA graph", "all-reduce", "flash attention");
+3. it runs by default and the text shows the situation it runs in (custom all-reduce under tensor
+   parallelism);
+4. it runs by default in the engine (the profile lists those newest default first), offered only for a pasted
+   log: a sentence such as "vLLM hangs under load" is left to the literature.
+
+A feature bound to a situation (`when`) is never offered outside it. With no engine recognised only the
+features of ranks 1 and 2 are offered, for each engine that has them. A log that reports no crash gets a
+feature only when its command line turns it on and its words name it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import remedies
+from advisor.error_text import Recognised, looks_like_a_log
+from advisor.profiles import EngineProfile, Switch, profile, profiles
+
+MAX_SUSPECTS = 3
+# What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
+# failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
+# fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
+# misaligned address, unspecified launch failure, ECC), a hang or watchdog, TGI's frame for a shard that raised
+# ("Method Prefill encountered an error") and ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort).
+CRASH = re.compile(
+    r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
+    r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
+    r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bdeadlock|watchdog"
+    r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b",
+    re.IGNORECASE | re.DOTALL)
+_REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
+            "the engine runs it by default")
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A feature to rule out: the engine, the profile's switch, and its rank (0 strongest, see _REASONS)."""
+
+    engine: str
+    switch: Switch
+    rank: int
+
+
+def crashed(text: str) -> bool:
+    """True when the text reports a crash or hang that states no cause of its own."""
+    return bool(CRASH.search(text))
+
+
+def _written_value(text: str, eng: EngineProfile, key: str) -> str | None:
+    """The value the pasted command line, or the engine's dump of its arguments (vLLM's "non-default args:
+    {'enable_chunked_prefill': True}", "with config: ... enforce_eager=False"), gives flag `key` ("" for a bare
+    switch), or None when the text does not set it."""
+    for name in eng.spellings(key):
+        if not name.startswith("-"):
+            continue
+        found = re.search(rf"(?<![\w-]){re.escape(name)}(?:[ =]+(?!-)([\w.-]+))?(?![\w-])", text)
+        if found:
+            return found.group(1) or ""
+    dumped = re.search(rf"(?<![\w-])['\"]?{re.escape(key)}['\"]?\s*[:=]\s*(\{{[^}}]*\}}|'[^']*'|\"[^\"]*\"|[^,}}\s)]+)", text)
+    return dumped.group(1).strip("'\"") if dumped else None
+
+
+def _turned_on(text: str, eng: EngineProfile, sw: Switch) -> bool:
+    """The command line turns the feature on: its enabling flag is written (a switch dropped to turn it off), or
+    its flag is written with a value other than the one that turns it off (`--fit on`)."""
+    written = _written_value(text, eng, sw.knob)
+    if written is None:
+        return False
+    if sw.direction == "unset":
+        return written.lower() not in ("false", "0", "off", "no", "none", "{}")
+    return sw.value is not None and written != "" and written.lower() != sw.value.lower()
+
+
+def _rank(text: str, eng: EngineProfile, sw: Switch, rec: Recognised, crash: bool) -> int | None:
+    if sw.when == "tensor_parallel" and not rec.tensor_parallel:
+        return None
+    if rec.version is not None and (not sw.covers(rec.version) or eng.flag(sw.knob, rec.version) is None):
+        return None
+    on = _turned_on(text, eng, sw)
+    # the flag's own name on the command line is no mention of the feature by the error
+    said = text
+    for name in eng.spellings(sw.knob):
+        said = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", said)
+    said = re.sub(rf"['\"]?{re.escape(sw.knob)}['\"]?\s*[:=]", " ", said)  # nor its key in an argument dump
+    named = any(re.search(w, said, re.IGNORECASE) for w in sw.words)
+    if not crash:
+        return 0 if on and named else None
+    if on:
+        return 0
+    if named:
+        return 1
+    if sw.default_on and rec.engine == eng.id:
+        if sw.when is not None:
+            return 2
+        return 3 if looks_like_a_log(text) else None
+    return None
+
+
+def suspects(text: str, rec: Recognised) -> list[Suspect]:
+    """The features to rule out for this text, most implicated first (at most MAX_SUSPECTS); none when the
+    text reports no crash and its command line turns on no feature its words name."""
+    crash = crashed(text)
+    engines = [rec.engine] if rec.engine is not None else list(profiles())
+    found = []
+    for order, engine in enumerate(engines):
+        eng = profile(engine)
+        for position, sw in enumerate(eng.switches):
+            rank = _rank(text, eng, sw, rec, crash)
+            if rank is not None:
+                found.append((rank, order, position, Suspect(engine, sw, rank)))
+    found.sort(key=lambda f: f[:3])
+    return [s for *_, s in found][:MAX_SUSPECTS]
+
+
+def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
+    """The switch as a diagnose action, spelt as the recognised release (else the newest) spells it; None when
+    that release has no such flag."""
+    eng = profile(s.engine)
+    version = rec.version if rec.engine == s.engine else None
+    spelling = remedies.spelling_at(eng, s.switch.knob, version)
+    if spelling is None:
+        return None
+    flag = eng.spelt_as(s.switch.knob, rec.options) or spelling[0]
+    return {"engine": s.engine, "flag": flag, "since": spelling[1], "direction": s.switch.direction,
+            "value": s.switch.value, "arithmetic": None,
+            "why": f"Turn off {s.switch.feature} to rule it out: {_REASONS[s.rank]}.",
+            "source": s.switch.source, "aliases": eng.other_spellings(s.switch.knob, flag)}

@@ -1,0 +1,200 @@
+"""Diagnose on errors no signature was written for: the quantities a message compares move the engine flags that
+set them (advisor.quantities), and a crash that names no cause is answered with the engine features to rule
+out, most implicated first (advisor.suspects). Every text here is a real engine message (the engine's source
+string or a log line from a public issue thread), and none is a signature of the failure catalog."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor import known_failures, quantities, suspects
+from advisor.diagnose import diagnose
+from advisor.error_text import recognise
+from advisor.profiles import ENGINES_DIR, ProfileError, load_profile
+from advisor.quantities import QUANTITIES_FILE, QuantityError, load_file
+
+# vLLM vllm/config/compilation.py since #38270 (quoted in that PR).
+MAMBA = ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (512). Each decode sequence requires "
+         "one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most 512 or "
+         "increase gpu_memory_utilization.")
+
+
+def _moves(text: str, engine: str | None = None) -> set[tuple[str, str, str]]:
+    rec = recognise(text, engine_hint=engine)
+    return {(a["engine"], a["flag"], a["direction"]) for a in quantities.actions(text, rec)}
+
+
+def test_a_setting_that_exceeds_a_supply_is_lowered_and_the_supply_raised():
+    moves = _moves(MAMBA, "vllm")
+    assert ("vllm", "--max-num-seqs", "lower") in moves
+    assert ("vllm", "--gpu-memory-utilization", "raise") in moves
+    assert not any(direction == "raise" and flag == "--max-num-seqs" for _, flag, direction in moves)
+
+
+def test_a_message_quoted_without_its_subject_lowers_what_consumes_the_supply():
+    # the same message as a pull request quoted it, its first words cut off
+    moves = _moves("vllm: exceeds available Mamba cache blocks (95)... CUDA graph capture cannot proceed")
+    assert {("vllm", "--max-num-seqs", "lower"), ("vllm", "--max-model-len", "lower"),
+            ("vllm", "--gpu-memory-utilization", "raise")} <= moves
+
+
+def test_a_request_longer_than_a_configured_limit_raises_the_limit_in_each_engines_spelling():
+    # SGLang python/sglang/srt/managers/tokenizer_manager.py; no engine named, so every engine's context flag
+    moves = _moves("The input (85050 tokens) is longer than the model's context length (32768 tokens).")
+    assert ("sglang", "--context-length", "raise") in moves and ("vllm", "--max-model-len", "raise") in moves
+    assert all(direction == "raise" for *_, direction in moves)
+
+
+def test_smaller_than_raises_the_left_side_and_lowers_the_right():
+    moves = _moves("Value error, max_num_batched_tokens (2048) is smaller than max_model_len (8192).", "vllm")
+    assert moves == {("vllm", "--max-num-batched-tokens", "raise"), ("vllm", "--max-model-len", "lower")}
+
+
+def test_more_than_the_available_cache_memory_raises_the_memory_and_lowers_what_holds_it():
+    # vLLM v1 vllm/v1/core/kv_cache_utils.py
+    moves = _moves("ValueError: To serve at least one request with the models's max seq len (24288), (0.89 GiB KV cache "
+                   "is needed, which is larger than the available KV cache memory (0.8 GiB). vllm")
+    assert {("vllm", "--gpu-memory-utilization", "raise"), ("vllm", "--max-model-len", "lower")} <= moves
+
+
+def test_what_is_short_is_the_word_right_after_not_enough():
+    # TGI server/text_generation_server/models/flash_causal_lm.py warmup: the memory is short, not the tokens
+    assert not quantities.changes("Not enough memory to handle 4096 prefill tokens. You need to decrease "
+                                  "`--max-batch-prefill-tokens`")
+
+
+def test_a_comparison_without_a_number_is_a_sentence_not_an_error():
+    assert quantities.changes("my prompt is longer than the context length of the model") == []
+
+
+def test_a_quantity_flag_the_profile_lacks_or_an_unknown_consumer_is_a_load_error(tmp_path: Path):
+    data = json.loads(QUANTITIES_FILE.read_text(encoding="utf-8"))
+    data["quantities"][0]["knobs"]["vllm"] = ["max_model_length"]
+    path = tmp_path / "quantities.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(QuantityError, match="max_model_length"):
+        load_file(path)
+    data = json.loads(QUANTITIES_FILE.read_text(encoding="utf-8"))
+    data["quantities"][0]["consumers"] = ["kv-pages"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(QuantityError, match="kv-pages"):
+        load_file(path)
+
+
+def _suspected(text: str) -> list[tuple[str, str, str | None, int]]:
+    rec = recognise(text)
+    out = []
+    for s in suspects.suspects(text, rec):
+        act = suspects.action(s, rec)
+        assert act is not None and act["source"].startswith("https://")
+        out.append((act["engine"], act["flag"], act["value"], s.rank))
+    return out
+
+
+def test_a_llama_cpp_assert_rules_out_automatic_fitting_first():
+    # ggml/src/ggml-backend.cpp, as quoted in llama.cpp PR #24321
+    assert _suspected("llama-server GGML_ASSERT(sched) failed")[0] == (
+        "llama.cpp", "--fit", "off", 3)
+
+
+def test_a_feature_the_command_line_turns_on_is_the_first_suspect_and_one_it_turns_off_is_none():
+    # ggml-org/llama.cpp#24457: flash attention on, automatic fitting off, ggml's abort in fattn.cu
+    text = ("llama-server -m gemma-4-E4B-it-qat-UD-Q4_K_XL.gguf --model-draft mtp-gemma-4-E4B-it.gguf --spec-type "
+            "draft-mtp --flash-attn on --cache-type-k q4_0 --fit off --no-warmup\n"
+            "Loading model... |ggml/src/ggml-cuda/fattn.cu:110: fatal error")
+    found = _suspected(text)
+    assert found[0] == ("llama.cpp", "--flash-attn", "off", 0)
+    assert ("llama.cpp", "--cache-type-k", "f16", 0) in found
+    assert all(flag != "--fit" for _, flag, *_ in found)
+
+
+def test_a_hang_under_tensor_parallelism_suspects_the_custom_all_reduce_only_there():
+    # the title of triton-inference-server/tensorrtllm_backend#390 after the system-info line of an issue form
+    # (NVIDIA/TensorRT-LLM#1601 writes its release so)
+    hang = "- TensorRT-LLM: v0.9.0\nTensorRT-LLM often hangs using both `tp_size 2` and `enable_context_fmha`."
+    assert ("tensorrt-llm", "--use_custom_all_reduce", "disable") in [f[:3] for f in _suspected(hang)]
+    assert not _suspected("- TensorRT-LLM: v0.9.0\nTensorRT-LLM often hangs on one GPU.")
+    # the build flag is gone after 0.10.0, so a newer release is not told to pass it
+    assert not _suspected(hang.replace("v0.9.0", "v0.12.0"))
+
+
+def test_an_illegal_memory_access_while_capturing_graphs_suspects_graphs_first():
+    text = ("INFO model_runner.py:1025] Capturing cudagraphs for decoding. vllm\nRuntimeError: CUDA error: an illegal "
+            "memory access was encountered")
+    assert _suspected(text)[0] == ("vllm", "--enforce-eager", None, 1)
+
+
+def test_no_crash_and_no_feature_both_enabled_and_named_means_no_suspect():
+    assert not _suspected("vllm serve m --enable-chunked-prefill\nValueError: Prompt length of 9000 is too long")
+    # a sentence, not a log: the engine's default features are not guessed at
+    assert not _suspected("vLLM hangs under load")
+
+
+def test_a_switch_on_a_flag_the_profile_lacks_is_a_load_error(tmp_path: Path):
+    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+    data["switches"][0]["knob"] = "fitt"
+    path = tmp_path / "llama.cpp.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ProfileError, match="fitt"):
+        load_profile(path)
+
+
+@pytest.mark.django_db
+def test_a_catalogued_crash_keeps_its_signature_first_and_the_suspects_after_it():
+    # llama.cpp src/llama-context.cpp: a catalogued assertion
+    result = diagnose("llama_decode: GGML_ASSERT(n_tokens_all <= cparams.n_batch) failed")
+    kinds = [f["kind"] for f in result["findings"]]
+    assert kinds[0] == "known_failure" and "suspect" in kinds
+    assert kinds.index("suspect") > 0
+
+
+@pytest.mark.django_db
+def test_an_uncatalogued_crash_is_answered_with_suspects_and_not_with_unrelated_techniques():
+    text = "llama-server GGML_ASSERT(sched) failed"
+    assert not known_failures.match(text)[1]
+    result = diagnose(text)
+    assert result["findings"][0]["kind"] == "suspect"
+    assert all(f["technique"] != "multi_lora" for f in result["findings"])
+
+
+def test_a_feature_the_engines_argument_dump_turns_on_is_the_first_suspect_of_a_crash():
+    # vLLM >= 0.9 logs its non-default arguments at start-up (vllm/entrypoints/utils.py "non-default args")
+    text = ("(APIServer pid=1) INFO 08-21 07:50:10 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', "
+            "'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 3}}\n"
+            "(EngineCore_0 pid=2) RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert _suspected(text)[0] == ("vllm", "--speculative-config", None, 0)
+    off = _suspected(text.replace("{'method': 'eagle3', 'num_speculative_tokens': 3}", "None"))
+    assert ("vllm", "--speculative-config", None, 0) not in off and off[0][1] == "--enforce-eager"
+
+
+def test_a_quantity_compared_with_itself_moves_nothing():
+    # vLLM vllm/config.py _get_and_verify_max_len
+    assert quantities.changes("ValueError: User-specified max_model_len (4096) is greater than the derived "
+                              "max_model_len (seq_length=2048 or model_max_length=None in model's config.json).") == []
+
+
+def test_ggmls_abort_with_flash_attention_on_the_command_line_suspects_flash_attention_first():
+    # ggml-org/llama.cpp#24400 (llama-server --flash-attn on; ggml/src/ggml-cuda/fattn.cu GGML_ABORT)
+    text = ("llama-server -m gemma-4-E4B.gguf --flash-attn on\nLoading model... |/kaggle/working/llama.cpp/ggml/src/"
+            "ggml-cuda/fattn.cu:110: fatal error\n/kaggle/working/llama.cpp/build/bin/libggml-base.so.0(ggml_abort+0x11f)")
+    assert _suspected(text)[0] == ("llama.cpp", "--flash-attn", "off", 0)
+
+
+def test_a_crash_of_no_recognised_engine_gets_only_features_its_words_name():
+    # PyTorch's own lines under any CUDA fault (vllm-project/vllm#6976 quotes them): no engine, no feature named
+    text = ("RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
+            "asynchronously reported at some other API call, so the stacktrace below might be incorrect.")
+    assert recognise(text).engine is None and not _suspected(text)
+    assert {f[1] for f in _suspected(text + "\nCapturing CUDA graph shapes")} == {"--enforce-eager",
+                                                                                 "--disable-cuda-graph", "--cuda-graphs"}
+
+
+def test_a_bare_python_assertion_in_an_engine_is_a_crash_and_its_words_pick_the_feature():
+    # an SGLang report's stack trace and its own words for where the assertion fails (SWARadixCache.dec_lock_ref)
+    text = ("[TP5 EP5] Scheduler hit an exception: Traceback (most recent call last):\n  File \".../managers/"
+            "scheduler.py\", line 3027, in run_scheduler_process\n    scheduler.event_loop_overlap()\nAssertionError\n"
+            "an assertion failure inside `SWARadixCache.dec_lock_ref`")
+    assert recognise(text).engine == "sglang"
+    assert _suspected(text)[0] == ("sglang", "--disable-radix-cache", None, 1)
