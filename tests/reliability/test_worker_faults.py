@@ -100,7 +100,10 @@ def test_work_sent_while_postgres_is_down_completes_when_it_is_back(stack: Stack
 
 
 def test_a_task_whose_worker_is_killed_is_redelivered_and_takes_effect_once(stack: Stack) -> None:
-    papers = stack.paper_ids(4)
+    # Twelve tasks, not four: a score takes milliseconds, and a worker that had prefetched only four
+    # could finish them all between its "received" line and the kill (seen once on a loaded 2-core CI).
+    papers = stack.paper_ids(12)
+    assert len(papers) == 12, "the seed corpus should hold at least twelve papers"
     worker = stack.worker("killed")
     for paper_id in papers:
         stack.publish(SCORE, paper_id, queue="parse")
@@ -117,7 +120,7 @@ def test_a_task_whose_worker_is_killed_is_redelivered_and_takes_effect_once(stac
 
     survivor = stack.worker("survivor")
     try:
-        wait_until(lambda: len(stack.scores_per_paper()) == 4, 120, "redelivery to the new worker")
+        wait_until(lambda: len(stack.scores_per_paper()) == len(papers), 120, "redelivery to the new worker")
     finally:
         stop_celery_worker(survivor)
     survivor_log = (stack.log_dir / "survivor.log").read_text()
