@@ -22,12 +22,11 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from advisor import profiles
-from advisor.profiles import Cc, Quote, Url, Version
+from advisor.profiles import Cc, Pattern, Quote, Url, Version
 from advisor.versions import at_least, at_most
 
 FAILURES_DIR = Path(__file__).resolve().parent / "catalog" / "failures"
@@ -89,7 +88,7 @@ class Signature(_Data):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]{2,80}$")
     title: str = Field(min_length=5, max_length=160)
     kind: Literal["memory", "compatibility", "limit", "distributed", "version"]
-    patterns: list[str] = Field(min_length=1)
+    patterns: list[Pattern] = Field(min_length=1)
     since: Version | None = None
     until: Version | None = None
     cc_below: Cc | None = Field(default=None, description="does not apply on GPUs at or above this compute capability")
@@ -102,16 +101,6 @@ class Signature(_Data):
     source: Url
     quote: Quote | None = None
     seen_in: list[SeenIn] = Field(default_factory=list)
-
-    @field_validator("patterns")
-    @classmethod
-    def _compiles(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
-        return value
 
     def covers(self, version: str | None) -> bool:
         return version is None or (at_least(version, self.since) and at_most(version, self.until))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Literal, Protocol
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -34,6 +35,19 @@ Url = Annotated[str, StringConstraints(pattern=r"^https://\S+$", max_length=500)
 Quote = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUOTE)]
 Version = Annotated[str, StringConstraints(pattern=r"^b?[0-9][0-9A-Za-z.+-]{0,31}$")]
 Cc = Annotated[str, StringConstraints(pattern=r"^\d{1,2}\.\d$")]
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+    return pattern
+
+
+# A regular expression in catalog data (failure signatures, quantities, switches): refused on load if it
+# does not compile, so a typo in the data stops start-up instead of a diagnose request.
+Pattern = Annotated[str, AfterValidator(_compiles)]
 Day = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 TechniqueName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,60}$")]
 
@@ -343,18 +357,8 @@ class Switch(Span, Fact):
     value: str | None = None
     feature: str = Field(min_length=3, max_length=80)
     default_on: bool
-    words: list[str] = Field(min_length=1)
+    words: list[Pattern] = Field(min_length=1)
     when: Literal["tensor_parallel"] | None = None
-
-    @field_validator("words")
-    @classmethod
-    def _words_compile(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
-        return value
 
 
 class EngineProfile(_Data):
