@@ -95,10 +95,12 @@ EXTRACT_TASK = "papers.tasks.extract_paper_task"
 
 def queue_extraction(paper_id: int) -> bool:
     """Queue the stored paper's extraction (the upload form, an accepted held PDF); False when the
-    broker cannot be reached. The task is looked up by name in the Celery app (papers.tasks imports
-    these services, so they cannot import it back)."""
+    broker cannot be reached. The task is sent by name (papers.tasks imports these services, so they
+    cannot import it back), and by name it needs no registry: a web process never imports
+    papers.tasks, so looking it up in the app's task registry there fails. The name routes it to the
+    extract queue (infrawiki/celery.py)."""
     try:
-        current_app.tasks[EXTRACT_TASK].delay(paper_id)
+        current_app.send_task(EXTRACT_TASK, args=[paper_id])
     except BrokerUnavailable:
         return False
     return True

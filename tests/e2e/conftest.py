@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import ROOT, require
 from tests.frontend.data import WebData, make_web_data, password
@@ -70,4 +71,4 @@ def log_in(page, username: str) -> None:
     page.get_by_label("Password").fill(password(username))
     page.get_by_role("button", name="Log in").click()
     page.wait_for_load_state()
-    assert page.get_by_text(username).first.is_visible()
+    expect(page.get_by_text(username).first).to_be_visible()

@@ -1,5 +1,6 @@
 """In a real browser: fill the advisor form, get a result with its memory chart and a copyable command."""
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
 
@@ -16,9 +17,9 @@ def test_the_advisor_form_leads_to_a_result_with_its_chart(page, live_server, we
     screenshot(page, "advisor-form")
     page.get_by_role("button", name="Recommend").click()
     page.wait_for_url("**/advisor/result/**")
-    assert page.get_by_role("heading", name="Recommendation").is_visible()
+    expect(page.get_by_role("heading", name="Recommendation")).to_be_visible()
     chart = page.locator("figure.chart svg[role=img]").first
-    assert chart.is_visible()
+    expect(chart).to_be_visible()
     segments = page.locator("rect.mem-segment")
     assert segments.count() >= 2
     assert float(segments.first.get_attribute("width")) > 0
@@ -26,6 +27,11 @@ def test_the_advisor_form_leads_to_a_result_with_its_chart(page, live_server, we
     assert command
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
     page.get_by_role("button", name="Copy the command").first.click()
+    # the page writes the clipboard asynchronously: poll for up to 5 s before comparing
+    for _ in range(50):
+        if page.evaluate("navigator.clipboard.readText()") == command:
+            break
+        page.wait_for_timeout(100)
     assert page.evaluate("navigator.clipboard.readText()") == command
     screenshot(page, "advisor-result", full_page=False)
     page.locator("figure.chart").first.scroll_into_view_if_needed()

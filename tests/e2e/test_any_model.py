@@ -3,6 +3,7 @@ network at all a model folder's config.json path, or the pasted config.json, siz
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.advisor.hub_replay import FIXTURES, replay_hub
 from tests.e2e.conftest import screenshot
@@ -26,7 +27,7 @@ def test_an_unknown_model_in_the_advisor_form_is_looked_up_on_the_hub(page, live
         monkeypatch.setenv("HF_ENDPOINT", url)
         _ask(page, "Qwen/Qwen3-4B")
         page.wait_for_url("**/advisor/result/**")
-        assert page.get_by_role("heading", name="Recommendation").is_visible()
+        expect(page.get_by_role("heading", name="Recommendation")).to_be_visible()
         assert "read from the Hugging Face Hub" in page.content()
         assert state["config_downloads"] == [("Qwen/Qwen3-4B", "rev-qwen3-4b-a")]
     screenshot(page, "advisor-hub-model", full_page=False)
@@ -47,10 +48,10 @@ def test_with_no_network_a_config_json_path_or_the_pasted_file_sizes_the_model(p
     assert "model_config" not in error, "the page names its fields by their labels, not by the API's keys"
 
     _ask(page, str(folder / "config.json"))
-    assert page.get_by_role("heading", name="Recommendation").is_visible()
+    expect(page.get_by_role("heading", name="Recommendation")).to_be_visible()
     assert str(folder / "config.json") in page.locator("pre.command").first.inner_text()
 
     _ask(page, "acme/private-4b", config)
-    assert page.get_by_role("heading", name="Recommendation").is_visible()
+    expect(page.get_by_role("heading", name="Recommendation")).to_be_visible()
     assert "acme/private-4b" in page.locator("pre.command").first.inner_text()
     screenshot(page, "advisor-pasted-config", full_page=False)

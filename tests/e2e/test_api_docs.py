@@ -1,5 +1,6 @@
 """In a real browser: the API documentation renders from locally served Swagger UI assets (no CDN)."""
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
 
@@ -12,6 +13,6 @@ def test_the_swagger_page_lists_the_operations_using_only_local_assets(page, web
     page.goto("/api/docs/")
     page.locator(".opblock").first.wait_for()
     assert page.locator(".opblock").count() >= 20
-    assert page.get_by_text("/api/papers/", exact=True).first.is_visible()
+    expect(page.get_by_text("/api/papers/", exact=True).first).to_be_visible()
     screenshot(page, "api-docs", full_page=False)
     assert not [u for u in outside if not u.startswith("data:")], f"requests left the server: {outside}"

@@ -4,6 +4,7 @@ from urllib.parse import urlparse
 
 import pytest
 from django.core import mail
+from playwright.sync_api import expect
 
 from papers.models.digest import Subscription
 from tests.e2e.conftest import screenshot
@@ -17,7 +18,7 @@ def test_subscribing_then_opening_the_confirmation_link_activates_the_digest(pag
     page.get_by_label("Email address").fill("reader@example.org")
     screenshot(page, "digest-subscribe")
     page.get_by_role("button", name="Subscribe").click()
-    assert page.get_by_role("heading", name="Check your inbox").is_visible()
+    expect(page.get_by_role("heading", name="Check your inbox")).to_be_visible()
     assert Subscription.objects.get(email="reader@example.org").status == "pending"
 
     body = "\n".join(m.body for m in mail.outbox if "reader@example.org" in m.to)
@@ -26,6 +27,6 @@ def test_subscribing_then_opening_the_confirmation_link_activates_the_digest(pag
     page.goto(urlparse(link.group(0)).path)
     assert Subscription.objects.get(email="reader@example.org").status == "pending"  # opening the link is not enough
     page.get_by_role("button", name="Confirm subscription").click()
-    assert page.get_by_role("heading", name="Subscription confirmed").is_visible()
+    expect(page.get_by_role("heading", name="Subscription confirmed")).to_be_visible()
     screenshot(page, "digest-confirmed")
     assert Subscription.objects.get(email="reader@example.org").status == "active"

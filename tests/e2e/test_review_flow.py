@@ -1,5 +1,6 @@
 """In a real browser: an editor searches, opens the paper from a result, and verifies a fact there."""
 import pytest
+from playwright.sync_api import expect
 
 from ontology.models import Fact
 from tests.e2e.conftest import log_in, screenshot
@@ -11,6 +12,7 @@ def test_search_then_open_the_paper_then_verify_a_fact(page, web_live_indexed):
     fact = web_live_indexed.facts["block_size"]
     log_in(page, "editor")
     page.get_by_role("link", name="Search").click()
+    page.wait_for_url("**/search/")
     page.get_by_role("searchbox", name="Search facts, sections and papers").fill("KV cache block size")
     page.get_by_role("button", name="Search").click()
     page.wait_for_url("**/search/?q=*")
@@ -21,12 +23,12 @@ def test_search_then_open_the_paper_then_verify_a_fact(page, web_live_indexed):
     page.wait_for_url("**/papers/2309.06180/**")
     row = page.locator(f"#fact-{fact.id}")
     assert "we set the block size to 16 tokens" in row.inner_text()
-    assert page.get_by_role("heading", name="Scorecard").is_visible()
+    expect(page.get_by_role("heading", name="Scorecard")).to_be_visible()
     screenshot(page, "paper-page")
 
     row.get_by_role("button", name=f"Verify fact {fact.id}").click()
     page.wait_for_load_state()
-    assert page.get_by_role("status").filter(has_text=f"Fact #{fact.id} verified.").is_visible()
+    expect(page.get_by_role("status").filter(has_text=f"Fact #{fact.id} verified.")).to_be_visible()
     assert "verified" in page.locator(f"#fact-{fact.id}").inner_text()
     screenshot(page, "paper-page-verified")
     assert Fact.objects.get(id=fact.id).status == "verified"

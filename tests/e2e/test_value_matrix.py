@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from papers.models import Paper, Score
 from tests.e2e.conftest import screenshot
@@ -58,7 +59,7 @@ def test_the_value_matrix_fits_a_phone_and_a_point_opens_the_papers_axis_evidenc
         chart.locator("a.point.q-thankless").click()
         page.wait_for_url("**/papers/2312.11514/#value-matrix")
         evidence = page.locator("#value-matrix")
-        assert evidence.is_visible()
+        expect(evidence).to_be_visible()
         assert "no official code: must be reimplemented" in evidence.inner_text()
         assert "real hardware" in evidence.inner_text()
     finally:
@@ -68,4 +69,4 @@ def test_the_value_matrix_fits_a_phone_and_a_point_opens_the_papers_axis_evidenc
 def test_without_scores_the_dashboard_says_so_instead_of_an_empty_chart(page, transactional_db):
     page.goto("/")
     assert page.locator("svg.value-matrix").count() == 0
-    assert page.get_by_text("No paper has been scored yet.").first.is_visible()
+    expect(page.get_by_text("No paper has been scored yet.").first).to_be_visible()

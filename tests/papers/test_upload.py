@@ -47,3 +47,43 @@ def test_a_non_pdf_and_an_oversized_file_are_refused_with_the_reason(editor, dat
     response = editor.post("/upload/", {"pdf": SimpleUploadedFile("big.pdf", b"%PDF-1.4\n" + b"0" * 4096)})
     assert response.status_code == 400 and "the limit is 2,048" in response.content.decode()
     assert not Paper.objects.exists()
+
+
+def test_a_web_process_that_never_imported_the_tasks_still_queues_the_extraction(redis_url: str) -> None:
+    """The upload form runs in a web worker, which imports the URLs, never papers.tasks; the queued
+    extraction must not depend on the task registry an import would have filled."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import uuid
+
+    from tests.conftest import ROOT
+
+    script = """
+import json, sys, django
+django.setup()
+import infrawiki.urls  # what a web worker loads
+from celery import current_app
+from papers.services import queue_extraction
+current_app.conf.broker_transport_options = {"global_keyprefix": sys.argv[1]}  # this test's own keys
+assert "papers.tasks" not in sys.modules
+queued = queue_extraction(7)
+with current_app.connection_for_write() as conn:
+    message = conn.SimpleQueue("extract").get(block=False)
+print(json.dumps({"queued": queued, "task": message.headers["task"], "args": message.headers["argsrepr"]}))
+"""
+    import redis
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "infrawiki.settings", "CELERY_BROKER_URL": redis_url}
+    prefix = f"test-{uuid.uuid4().hex[:8]}-"
+    try:
+        done = subprocess.run([sys.executable, "-c", script, prefix], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=120)
+    finally:
+        client = redis.Redis.from_url(redis_url)
+        for key in client.scan_iter(f"{prefix}*"):
+            client.delete(key)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"queued": True, "task": "papers.tasks.extract_paper_task", "args": "[7]"}
