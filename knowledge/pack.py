@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from knowledge.load import ImportReport, import_knowledge
-from knowledge.pack_vectors import offer_vectors, vectors_path, write_vectors
+from knowledge.pack_vectors import offer_vectors, write_all_vectors
 from knowledge.records import (
     FactRecord,
     Header,
@@ -155,7 +155,7 @@ def build_pack(folders: list[PdfFolder], out: Path, as_of: datetime, llm: FactEx
     """Build the pack, and its vectors beside it, from `folders` into `out`; returns how many papers it holds."""
     records = build_records(folders, as_of, llm, progress, jobs)
     count = write_file(out, pack_header(as_of, "rules+llm" if llm else "rules"), records)
-    write_vectors(vectors_path(out), records)
+    write_all_vectors(out, records)
     return count
 
 
@@ -168,5 +168,5 @@ def default_as_of() -> datetime:
 def load_pack(path: Path = PACK_FILE) -> ImportReport:
     """Load the bundled pack (make run); a no-op when it was loaded before and nothing changed.
     Its shipped vectors go to the embedding cache first, so indexing it embeds nothing they cover."""
-    offer_vectors(vectors_path(path))
+    offer_vectors(path)
     return import_knowledge(path, actor=PACK_ORIGIN)

@@ -2,8 +2,10 @@
 
 Without them the first `make run` spends most of its pack load running the embedding model over every
 fact, section and paper the pack holds. `build_knowledge_pack` writes the vectors of every text the
-load will index (knowledge/pack/knowledge-pack.v1.vectors.gz); `load_pack` adds them to the embedding
-cache (ontology.services.offer_embeddings) before it loads, and the indexing then reads them from there.
+load will index, one file per precision the model computes in (knowledge/pack/
+knowledge-pack.v1.float32.vectors.gz and ….bf16.vectors.gz: a CPU with native bf16 computes in bf16,
+others in float32, and each reads only its own); `load_pack` adds this machine's to the embedding cache
+(ontology.services.offer_embeddings) before it loads, and the indexing then reads them from there.
 
 Each vector is keyed as the cache keys it, by the SHA-256 of the model's identity and the text, and the
 file names that identity: an install whose model (package version, precision) differs reads none of
@@ -21,7 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.records import PaperRecord
-from ontology.selectors import EMBEDDING_DIM, embed, embedding_key, embedding_model_identity, indexed_texts
+from ontology.selectors import (
+    EMBEDDING_DIM,
+    EMBEDDING_PRECISIONS,
+    embed,
+    embedding_key,
+    embedding_model_identity,
+    indexed_texts,
+    local_embedding_precision,
+)
 from ontology.services import offer_embeddings
 
 FORMAT = "infrawiki-pack-vectors"
@@ -34,11 +44,12 @@ def record_texts(record: PaperRecord) -> list[str]:
                          [fact.fact_data() for fact in record.facts])
 
 
-def write_vectors(path: Path, records: Iterable[PaperRecord]) -> int:
-    """Embed (through the cache) every text of `records` and write the keyed vectors; returns how many."""
+def write_vectors(path: Path, records: Iterable[PaperRecord], precision: str) -> int:
+    """Embed every text of `records` in `precision` (through the cache when it is this machine's) and
+    write the keyed vectors; returns how many."""
     texts = sorted({text for record in records for text in record_texts(record)})
-    model = embedding_model_identity()
-    vectors = embed(texts).astype(np.float16)
+    model = embedding_model_identity(precision)
+    vectors = embed(texts, precision=precision).astype(np.float16)
     keyed = sorted(zip((embedding_key(model, t) for t in texts), vectors, strict=True), key=lambda kv: kv[0])
     header = {"format": FORMAT, "version": 1, "model": model, "dim": EMBEDDING_DIM, "dtype": "float16",
               "count": len(keyed)}
@@ -63,9 +74,23 @@ def read_vectors(path: Path) -> tuple[dict, list[bytes], np.ndarray]:
     return header, keys, vectors
 
 
-def vectors_path(pack: Path) -> Path:
-    """Where a pack's vectors live: beside it, `<name>.vectors.gz` for `<name>.jsonl.gz`."""
-    return pack.with_name(pack.name.removesuffix(".gz").removesuffix(".jsonl") + ".vectors.gz")
+def write_all_vectors(pack: Path, records: Iterable[PaperRecord]) -> int:
+    """Write the vectors of `records` beside `pack` in every precision; returns how many per file."""
+    records = list(records)
+    return min(write_vectors(vectors_path(pack, precision), records, precision) for precision in EMBEDDING_PRECISIONS)
+
+
+def vectors_path(pack: Path, precision: str) -> Path:
+    """Where a pack's vectors in one precision live: beside it, `<name>.<precision>.vectors.gz` for
+    `<name>.jsonl.gz`."""
+    if precision not in EMBEDDING_PRECISIONS:
+        raise ValueError(f"unknown embedding precision {precision!r}")
+    return pack.with_name(pack.name.removesuffix(".gz").removesuffix(".jsonl") + f".{precision}.vectors.gz")
+
+
+def vectors_paths(pack: Path) -> list[Path]:
+    """The pack's vectors files, one per precision the model may compute in."""
+    return [vectors_path(pack, precision) for precision in EMBEDDING_PRECISIONS]
 
 
 def missing_vectors(path: Path, records: Iterable[PaperRecord]) -> list[str]:
@@ -79,9 +104,10 @@ def missing_vectors(path: Path, records: Iterable[PaperRecord]) -> list[str]:
     return [text for text in texts if embedding_key(header["model"], text) not in have]
 
 
-def offer_vectors(path: Path) -> int:
-    """Add the shipped vectors to the embedding cache when they are this install's model's; returns
-    how many were offered (0: no file, no cache, or another model)."""
+def offer_vectors(pack: Path) -> int:
+    """Add the vectors shipped beside `pack` in this machine's precision to the embedding cache when
+    they are this install's model's; returns how many were offered (0: no file, no cache, or another model)."""
+    path = vectors_path(pack, local_embedding_precision())
     if not path.is_file():
         return 0
     header, keys, vectors = read_vectors(path)

@@ -38,13 +38,30 @@ def _model():
     return model
 
 
+# The precisions the model may compute in; which one a machine uses is `local_precision()`.
+PRECISIONS = ("float32", "bf16")
+
+
 @cache
-def model_identity() -> str:
-    """The model, its version and the precision it computes in: vectors of another identity are never mixed in."""
+def local_precision() -> str:
+    """bf16 on a CPU with native bf16 dot products, float32 elsewhere."""
     from inference.cpu import cpu_has_fast_bf16  # here: importing the engine package imports torch
 
-    precision = "bf16" if cpu_has_fast_bf16() else "float32"
-    return f"{MODEL_PACKAGE}=={version(MODEL_PACKAGE)}/{precision}"
+    return "bf16" if cpu_has_fast_bf16() else "float32"
+
+
+def model_identity(precision: str | None = None) -> str:
+    """The model, its version and the precision it computes in (this machine's unless named): vectors of
+    another identity are never mixed in."""
+    precision = precision or local_precision()
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown embedding precision {precision!r} (one of {', '.join(PRECISIONS)})")
+    return f"{MODEL_PACKAGE}=={_package_version()}/{precision}"
+
+
+@cache
+def _package_version() -> str:
+    return version(MODEL_PACKAGE)
 
 
 @cache
@@ -60,42 +77,44 @@ def embedding_cache() -> EmbeddingCache | None:
     return _cache()
 
 
-def embed(texts: list[str], batch_size: int = 64, cached: bool = True) -> np.ndarray:
+def embed(texts: list[str], batch_size: int = 64, cached: bool = True, precision: str | None = None) -> np.ndarray:
     """Unit-length float32 vectors, one row per text (cosine similarity = dot product).
 
     Texts the embedding cache holds are read from it; the model runs on the others only. A single
     indexed text goes through the cache too (a fact re-indexed after a person's edit or verify often
-    has the text it had); search queries (`embed_one`) pass cached=False and stay out of it.
+    has the text it had); search queries (`embed_one`) pass cached=False and stay out of it. A
+    `precision` other than this machine's (the knowledge pack ships vectors for each) bypasses the
+    cache, which holds this machine's identity only.
     """
-    store = _cache() if cached else None
+    precision = precision or local_precision()
+    model_identity(precision)  # validates it
+    store = _cache() if cached and precision == local_precision() else None
     known = store.get(texts) if store else {}
     missing = [i for i in range(len(texts)) if i not in known]
     vectors = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
     for i, vector in known.items():
         vectors[i] = vector
     if missing:
-        computed = _encode([texts[i] for i in missing], batch_size)
+        computed = _encode([texts[i] for i in missing], batch_size, precision)
         vectors[missing] = computed
         if store:
             store.put([texts[i] for i in missing], computed)
     return vectors
 
 
-def _encode(texts: list[str], batch_size: int) -> np.ndarray:
-    """The model's vectors for `texts`.
+def _encode(texts: list[str], batch_size: int, precision: str) -> np.ndarray:
+    """The model's vectors for `texts`, computed in `precision`.
 
     A single short text (a search query) runs on one thread: on a busy machine splitting so little
     work across cores costs more in synchronisation than it saves (measured: 28 ms vs 78 ms median).
     """
     import torch
 
-    from inference.cpu import cpu_has_fast_bf16
-
     with _LOCK:
         model, threads = _model(), torch.get_num_threads()
         torch.set_num_threads(1 if len(texts) == 1 else threads)
         try:
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cpu_has_fast_bf16()):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
                 vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
                                        show_progress_bar=False)
         finally:

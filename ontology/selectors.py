@@ -19,6 +19,8 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from ontology.embedding_cache import cache_key as embedding_key
 from ontology.embeddings import EMBEDDING_DIM, embed, embed_one
+from ontology.embeddings import PRECISIONS as EMBEDDING_PRECISIONS
+from ontology.embeddings import local_precision as local_embedding_precision
 from ontology.embeddings import model_identity as embedding_model_identity
 from ontology.extraction.text import collapse, is_soup
 from ontology.gpus import GpuVocabulary
@@ -41,8 +43,8 @@ from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
 __all__ = [  # the ontology's knowledge other apps read, besides the functions defined here
-    "EMBEDDING_DIM", "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "QuotedPage", "TechniqueSpec", "collapse",
-    "embed", "embedding_key", "embedding_model_identity", "gpu_vocabulary", "is_soup", "techniques",
+    "EMBEDDING_DIM", "EMBEDDING_PRECISIONS", "EVALUATES_MIN_FACTS", "MAX_QUOTE", "GpuVocabulary", "QuotedPage", "TechniqueSpec", "collapse",
+    "embed", "embedding_key", "embedding_model_identity", "gpu_vocabulary", "local_embedding_precision", "is_soup", "techniques",
     "techniques_in_text",
 ]
 log = logging.getLogger(__name__)

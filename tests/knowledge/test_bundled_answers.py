@@ -14,9 +14,9 @@ from ontology.models import Fact
 from ontology.selectors import hybrid_search
 from ontology.techniques import techniques_in_text
 
-# Each test loads what `make run` loads: the seed list's 214 abstracts are embedded (the pack's shipped
-# vectors cover the pack only). That took 250 s alone and over 600 s beside the rest of the suite on an
-# AVX2-only 2-core machine, so these two get more than the suite's 600 s default.
+# Each test loads what `make run` loads. On a 2-core AVX512-BF16 machine whose precision the shipped
+# vectors lacked, the whole pack was embedded: 335 s alone, over 600 s beside the suite. Vectors now ship
+# in both precisions (about 55 s cold), but a slow machine keeps more than the suite's 600 s default.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.timeout(1500)]
 
 

@@ -14,6 +14,7 @@ from knowledge.pack_vectors import missing_vectors, read_vectors, record_texts, 
 from knowledge.records import PaperRecord, read_file, write_file
 from knowledge.sources import default_folders
 from ontology import embeddings
+from ontology.selectors import embedding_key
 from papers.pdf import page_quote_texts
 
 _ARXIV = re.compile(r"^\d{4}\.\d{4,5}$")
@@ -84,27 +85,42 @@ def test_screening_sets_the_neighbour_papers_aside_and_keeps_the_serving_ones() 
             assert record.score and record.score.screening["serving_focus"]["answer"] == "yes", record.title
 
 
-def test_the_shipped_vectors_cover_every_text_a_fresh_install_indexes() -> None:
+def test_the_shipped_vectors_cover_every_text_a_fresh_install_indexes_in_each_precision() -> None:
     records = _records()
-    header, keys, vectors = read_vectors(vectors_path(PACK_FILE))
-    assert header["dim"] == vectors.shape[1] and len(keys) == len(set(keys)) == vectors.shape[0]
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=0.01)  # unit vectors, as embed() returns
-    assert missing_vectors(vectors_path(PACK_FILE), records) == []
+    texts = sorted({text for record in records for text in record_texts(record)})
+    aligned = {}
+    for precision in embeddings.PRECISIONS:
+        path = vectors_path(PACK_FILE, precision)
+        header, keys, vectors = read_vectors(path)
+        assert header["model"] == embeddings.model_identity(precision), path
+        assert header["dim"] == vectors.shape[1] and len(keys) == len(set(keys)) == vectors.shape[0]
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=0.01)  # unit vectors, as embed() returns
+        assert missing_vectors(path, records) == []
+        row = {key: i for i, key in enumerate(keys)}
+        aligned[precision] = vectors[[row[embedding_key(header["model"], text)] for text in texts]]
+    # the same texts in both precisions: the vectors agree closely, but each machine reads its own
+    cosines = np.sum(aligned["float32"] * aligned["bf16"], axis=1)
+    assert cosines.min() > 0.99, cosines.min()
 
 
 @pytest.mark.django_db
-def test_loading_the_pack_embeds_nothing_its_vectors_cover(tmp_path: Path, settings, monkeypatch) -> None:
-    """On a fresh install of the same model the load reads every vector from the shipped file."""
+@pytest.mark.parametrize("precision", embeddings.PRECISIONS)
+def test_loading_the_pack_embeds_nothing_its_vectors_cover(tmp_path: Path, settings, monkeypatch, precision) -> None:
+    """On a fresh install of the same model the load reads every vector from the shipped file of the
+    precision the machine computes in, on either kind of CPU."""
+    import knowledge.pack_vectors
+
+    monkeypatch.setattr(embeddings, "local_precision", lambda: precision)
+    monkeypatch.setattr(knowledge.pack_vectors, "local_embedding_precision", lambda: precision)
     records = [r for r in _records() if r.pdf_source["listed_in"] == "corpus/SOURCES_extra.md"][:2]
     pack = tmp_path / "pack.jsonl.gz"
     write_file(pack, read_file(PACK_FILE)[0], records)
-    header, keys, vectors = read_vectors(vectors_path(PACK_FILE))
-    monkeypatch.setattr(embeddings, "model_identity", lambda: header["model"])  # this CPU may compute otherwise
-    vectors_path(pack).write_bytes(vectors_path(PACK_FILE).read_bytes())
+    for precision in embeddings.PRECISIONS:
+        vectors_path(pack, precision).write_bytes(vectors_path(PACK_FILE, precision).read_bytes())
     settings.EMBEDDING_CACHE = str(tmp_path / "fresh-cache.sqlite3")
     embeddings._cache.cache_clear()
     encoded: list[str] = []
-    monkeypatch.setattr(embeddings, "_encode", lambda texts, batch_size: encoded.extend(texts) or
+    monkeypatch.setattr(embeddings, "_encode", lambda texts, batch_size, precision: encoded.extend(texts) or
                         np.zeros((len(texts), embeddings.EMBEDDING_DIM), dtype=np.float32))
     try:
         report = load_pack(pack)

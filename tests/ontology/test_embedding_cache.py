@@ -24,7 +24,7 @@ def cache_file(tmp_path: Path, settings) -> Iterator[Path]:
 
 
 def _model_must_not_run(monkeypatch) -> None:
-    def refuse(texts, batch_size):
+    def refuse(texts, batch_size, precision):
         raise AssertionError(f"the model ran on {texts}")
     monkeypatch.setattr(embeddings, "_encode", refuse)
 
@@ -40,9 +40,22 @@ def test_a_second_embedding_of_the_same_texts_reads_the_cache_and_not_the_model(
 
 def test_cached_vectors_are_the_models_own(cache_file) -> None:
     cached = embeddings.embed(TEXTS)
-    fresh = embeddings._encode(TEXTS, batch_size=8)
+    fresh = embeddings._encode(TEXTS, batch_size=8, precision=embeddings.local_precision())
     np.testing.assert_allclose(cached, fresh, atol=1e-6)
     assert np.allclose(np.linalg.norm(cached, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_other_precision_is_computed_beside_the_cache_never_read_from_or_written_to_it(cache_file) -> None:
+    other = next(p for p in embeddings.PRECISIONS if p != embeddings.local_precision())
+    local = embeddings.embed(TEXTS)
+    vectors = embeddings.embed(TEXTS, precision=other)
+    assert not np.array_equal(vectors, local)  # computed, not read from this precision's cache
+    assert np.min(np.sum(vectors * local, axis=1)) > 0.99
+    unseen = ["a sentence embedded in the other precision only"]
+    embeddings.embed(unseen, precision=other)
+    assert embeddings.embedding_cache().get(unseen) == {}  # not stored under this machine's identity
+    with pytest.raises(ValueError, match="unknown embedding precision"):
+        embeddings.embed(TEXTS, precision="fp8")
 
 
 def test_another_model_never_reads_these_vectors(tmp_path: Path) -> None:
