@@ -526,12 +526,13 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     cases = [json.loads(line) for line in ERRORS.read_text(encoding="utf-8").splitlines()]
     assert len(cases) >= 40 and len({c["url"] for c in cases}) == len(cases)
     assert {c["split"] for c in cases} == {
-        "dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"}
+        "dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8"}
     assert sum(c["split"] == "blind" for c in cases) >= 20
     assert sum(c["split"] == "blind2" for c in cases) >= 18
     assert sum(c["split"] == "blind3" for c in cases) >= 25
     assert sum(c["split"] == "blind4" for c in cases) >= 20
     assert sum(c["split"] == "blind5" for c in cases) >= 2
+    assert sum(c["split"] == "blind8" for c in cases) >= 20
     assert all(c["fixes"] and c["resolution"] and c["error"] for c in cases)
 
 
