@@ -18,6 +18,9 @@ SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make around it
 # are ordinary blocking calls, so Django's guard against ORM use inside async code does not apply.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# expect() waits 5 s by default, apart from the context's timeout below: as generous as that one, since a
+# form's answer may wait on the embedding model's first load on a busy 2-core box.
+expect.set_options(timeout=60000)
 
 
 @pytest.fixture(scope="session")
