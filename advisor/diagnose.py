@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor import known_failures, named_fixes, profiles, quantities, suspects
+from advisor import known_failures, named_fixes, profiles, quantities, suspects, unknown_flags
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
@@ -218,6 +218,14 @@ def _named_finding(query: str, rec: Recognised, failures: list[dict[str, Any]]) 
                         "release spell them.", named_fixes.actions(query, rec), failures)
 
 
+def _unknown_flag_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The launcher refused a flag (advisor.unknown_flags): the release that has it, or the documented spelling;
+    None when no flag was refused."""
+    return _fix_finding("unknown_flag", "The launcher refused a flag",
+                        "The engine's argument parser does not know a flag the command passes: either the installed "
+                        "release predates it or the command misspells it.", unknown_flags.actions(query, rec), findings)
+
+
 def _quantity_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The flags the message's comparison of quantities moves (advisor.quantities); None when it compares none."""
     return _fix_finding("quantity", "The message compares a setting with what it needs",
@@ -268,6 +276,11 @@ def diagnose(text: str) -> dict[str, Any]:
     named = _named_finding(query, rec, failures)
     if named is not None:
         failures = (failures[:1] + [named] + failures[1:])[:MAX_FINDINGS]
+    # A refused flag is the launcher's own complaint: it ranks with what the message asks for.
+    refused = _unknown_flag_finding(query, rec, failures)
+    if refused is not None:
+        at = 2 if named is not None else 1
+        failures = (failures[:at] + [refused] + failures[at:])[:MAX_FINDINGS]
     # Then what the message's comparison of quantities moves, then the features to rule out for a crash: both read
     # messages no signature was written for, so they rank below any that was.
     compared = _quantity_finding(query, rec, failures)
@@ -277,7 +290,7 @@ def diagnose(text: str) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = named is not None or compared is not None or suspected is not None or bool(matches) and (
+    fix_first = named is not None or refused is not None or compared is not None or suspected is not None or bool(matches) and (
         looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures

@@ -1,0 +1,110 @@
+"""Diagnose answers that are no engine flag: environment variables (NCCL's, huggingface_hub's), the container's
+limits (`docker run --shm-size`), an upgrade when a launcher refuses a flag its engine documents in later
+releases, the documented spelling when a command misspells one, and a hang described in words as a crash with
+no stated cause. Each case is a real error string (the engine's or library's own text, as issue threads paste it)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor import known_failures, named_fixes, suspects, unknown_flags
+from advisor.error_text import recognise
+from advisor.failures import CatalogError, load_file
+
+
+def _fixes(text: str) -> set[tuple[str, str, str]]:
+    rec, matches = known_failures.match(text)
+    return {(a["engine"], a["flag"], a["direction"]) for m in matches[:3] for a in known_failures.actions(m, rec)}
+
+
+def _refused(text: str) -> set[tuple[str, str, str]]:
+    return {(a["engine"], a["flag"], a["direction"]) for a in unknown_flags.actions(text, recognise(text))}
+
+
+def test_a_process_killed_by_a_bus_error_in_a_container_gets_a_larger_shm_size():
+    fixes = _fixes("Error: Download process was signaled to shutdown with signal 7")
+    assert ("tgi", "--shm-size", "raise") in fixes
+    assert ("vllm", "--shm-size", "raise") in fixes
+
+
+def test_an_nccl_system_error_offers_the_containers_shared_memory_beside_the_p2p_switch():
+    for text in ("RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+                 "cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error "
+                 "(run with NCCL_DEBUG=INFO for details)"):
+        fixes = _fixes(text)
+        assert ("sglang", "--shm-size", "raise") in fixes, text
+        assert ("sglang", "NCCL_P2P_DISABLE=1", "set") in fixes, text
+
+
+def test_nccl_failing_to_pin_memory_unsets_its_buffer_size_and_lifts_the_containers_memlock():
+    fixes = _fixes("misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory")
+    assert ("vllm", "NCCL_BUFFSIZE", "unset") in fixes
+    assert ("vllm", "--ulimit", "set") in fixes
+
+
+def test_a_message_that_says_to_disable_an_enable_variable_sets_it_to_zero():
+    found = named_fixes.named("Consider disabling HF_HUB_ENABLE_HF_TRANSFER for better error handling", None)
+    assert [(n.written, n.direction, n.value) for n in found] == [("HF_HUB_ENABLE_HF_TRANSFER", "set", "0")]
+    # a variable that is no on/off switch is still removed when the message says so
+    found = named_fixes.named("Try to unset NCCL_BUFFSIZE before starting the server", None)
+    assert [(n.written, n.direction) for n in found] == [("NCCL_BUFFSIZE", "unset")]
+
+
+def test_a_one_letter_option_the_parser_refused_is_answered_in_that_spelling():
+    text = ('Failed to load llama-server: llamacpp error: Error: error while handling argument "-c": stoi\n'
+            "usage:\n-c,    --ctx-size N     size of the prompt context (default: 4096, 0 = loaded from model)")
+    actions = named_fixes.actions(text, recognise(text))
+    assert any(a["engine"] == "llama.cpp" and a["flag"] == "-c" and a["direction"] == "set" for a in actions), actions
+
+
+def test_a_refused_flag_the_engine_documents_means_the_release_predates_it():
+    # argparse under vLLM's api_server: no engine named, but only vLLM documents --lora-modules
+    assert _refused("api_server.py: error: unrecognized arguments: --lora-modules sql-lora=/models/sql-lora") == {
+        ("vllm", "upgrade", "upgrade")}
+    # llama.cpp's own parser (common/arg.cpp)
+    assert ("llama.cpp", "upgrade", "upgrade") in _refused(
+        "llama-server -hf ggml-org/Qwen2.5-Coder-7B-Q8_0-GGUF --port 8012 -ngl 99\nerror: invalid argument: -hf")
+
+
+def test_a_misspelt_flag_on_the_command_is_answered_with_the_documented_spelling_and_its_value():
+    text = ("error: unknown argument: --ctx_size\n./main --model ./models/mixtral.Q6_K.gguf --threads 8 "
+            "--ctx_size 32768 --n_predict -1 --chatml")
+    actions = unknown_flags.actions(text, recognise(text))
+    respelt = next(a for a in actions if a["flag"] == "--ctx-size")
+    assert (respelt["engine"], respelt["direction"], respelt["value"]) == ("llama.cpp", "set", "32768")
+    assert not any(a["direction"] == "upgrade" for a in actions)  # the refused spelling is no documented one
+
+
+def test_no_refused_flag_no_answer_and_an_unknown_flag_is_not_guessed():
+    assert _refused("RuntimeError: CUDA error: invalid argument\nCUDA kernel errors might be asynchronously reported") == set()
+    assert _refused("llama-server --ctx_size 4096 -m model.gguf") == set()  # no parser complained
+    assert _refused("api_server.py: error: unrecognized arguments: --made-up-option 3") == set()
+
+
+def test_a_hang_described_in_words_is_a_crash_with_no_stated_cause():
+    assert suspects.crashed("when I add --tp 2, the server got stuck at this logging line ... after 5 minutes, "
+                            "the watch dog timeout.")
+    assert not suspects.crashed("Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00")
+
+
+def _fix_file(tmp_path: Path, fix: dict) -> Path:
+    path = tmp_path / "common.json"
+    path.write_text(json.dumps({"engine": None, "about": "one signature to test the fix validator", "signatures": [{
+        "id": "test-signature", "title": "A test failure", "kind": "distributed", "patterns": ["some error"],
+        "source": "https://example.org/doc", "fixes": {"vllm": [fix]}}]}))
+    return path
+
+
+def test_container_options_and_unset_variables_validate_and_a_container_option_is_never_unset(tmp_path: Path):
+    why = "a reason that is long enough"
+    assert load_file(_fix_file(tmp_path, {"container": "--shm-size", "direction": "raise", "value": "1g", "why": why}))
+    assert load_file(_fix_file(tmp_path, {"env": "NCCL_BUFFSIZE", "direction": "unset", "why": why}))
+    with pytest.raises(CatalogError, match="unset"):
+        load_file(_fix_file(tmp_path, {"container": "--shm-size", "direction": "unset", "why": why}))
+    with pytest.raises(CatalogError, match="needs a value"):
+        load_file(_fix_file(tmp_path, {"env": "NCCL_BUFFSIZE", "direction": "set", "why": why}))
+    with pytest.raises(CatalogError, match="exactly one"):
+        load_file(_fix_file(tmp_path, {"container": "--shm-size", "env": "X_Y", "direction": "raise", "value": "1",
+                                       "why": why}))
