@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor import known_failures, named_fixes, profiles, quantities, suspects, unknown_flags
+from advisor import known_failures, library_env, named_fixes, profiles, quantities, suspects, unknown_flags
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
@@ -234,12 +234,16 @@ def _quantity_finding(query: str, rec: Recognised, findings: list[dict[str, Any]
 
 
 def _suspect_finding(text: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The engine features to rule out for a crash that names no cause (advisor.suspects); None when none apply."""
+    """The library variables the text sets and the engine features to rule out for a crash that names no cause
+    (advisor.library_env, advisor.suspects); None when none apply."""
     found = suspects.suspects(text, rec)
-    actions = [a for a in (suspects.action(s, rec) for s in found) if a is not None]
-    return _fix_finding("suspect", "Features to rule out, one at a time",
-                        "The error says where the engine stopped, not why. Turn these features off one at a time, "
-                        "the most implicated first; the one whose absence stops the crash is the cause.",
+    # a library variable the text itself sets is the likeliest suspect: the text turns it on
+    actions = library_env.actions(text, rec) + [a for a in (suspects.action(s, rec) for s in found) if a is not None]
+    upgrade = suspects.upgrade(text, rec)  # last: an engine bug is what is left when no feature is the cause
+    actions += [upgrade] if upgrade is not None else []
+    return _fix_finding("suspect", "Settings and features to rule out, one at a time",
+                        "The error says where it stopped, not why. Undo these settings or turn these features off one "
+                        "at a time, the most implicated first; the one whose absence stops the failure is the cause.",
                         actions, findings)
 
 

@@ -40,6 +40,15 @@ CRASH = re.compile(
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\b(?:got |gets |is |was )stuck\b|\bdeadlock|watch ?dog"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b",
     re.IGNORECASE | re.DOTALL)
+# A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
+# (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").
+_OWN_CODE = {
+    "vllm": r"vllm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
+    "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
+    "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+",
+    "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
+    "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+",
+}
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")
 
@@ -137,3 +146,21 @@ def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
             "value": s.switch.value, "arithmetic": None,
             "why": f"Turn off {s.switch.feature} to rule it out: {_REASONS[s.rank]}.",
             "source": s.switch.source, "aliases": eng.other_spellings(s.switch.knob, flag)}
+
+
+def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
+    """An upgrade of the recognised engine for a crash that names no cause and stops inside the engine's own code:
+    an engine bug, which a later release may have fixed. Offered after the features to rule out; InfraWiki holds no
+    release note naming the crash, so the action names no release. None for a crash outside the engine's code."""
+    if rec.engine is None or rec.engine not in _OWN_CODE or not crashed(text):
+        return None
+    where = re.search(_OWN_CODE[rec.engine], text)
+    if where is None:
+        return None
+    eng = profile(rec.engine)
+    return {"engine": rec.engine, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
+            "arithmetic": None,
+            "why": f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature "
+                   f"above is the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release "
+                   "note naming this crash, so no release is named).",
+            "source": eng.docs}

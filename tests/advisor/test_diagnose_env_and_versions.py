@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor import known_failures, named_fixes, suspects, unknown_flags
+from advisor import known_failures, library_env, named_fixes, suspects, unknown_flags
 from advisor.error_text import recognise
 from advisor.failures import CatalogError, load_file
 
@@ -108,3 +108,26 @@ def test_container_options_and_unset_variables_validate_and_a_container_option_i
     with pytest.raises(CatalogError, match="exactly one"):
         load_file(_fix_file(tmp_path, {"container": "--shm-size", "env": "X_Y", "direction": "raise", "value": "1",
                                        "why": why}))
+
+
+def test_nccl_variables_the_text_sets_are_unset_when_nccl_fails_but_not_its_debug_switches():
+    text = ("export NCCL_BUFFSIZE=33554432\nexport NCCL_DEBUG=INFO\nexport NCCL_IB_HCA=mlx5_0\n"
+            "ERROR core.py:517] NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+            "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2")
+    unset = {(a["engine"], a["flag"]) for a in library_env.actions(text, recognise(text)) if a["direction"] == "unset"}
+    assert unset == {("vllm", "NCCL_BUFFSIZE"), ("vllm", "NCCL_IB_HCA")}
+    # the same variables with no NCCL failure in the text are no suspects
+    assert library_env.actions("export NCCL_BUFFSIZE=33554432\nvllm serve Qwen/Qwen3-8B", recognise("vllm serve")) == []
+
+
+def test_a_crash_inside_the_engines_own_code_offers_an_upgrade_after_the_features():
+    text = ("[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: "
+            "mNumHeads % mTpSize == 0 (/src/tensorrt_llm/cpp/tensorrt_llm/kernels/someKernel.cu:88)")
+    action = suspects.upgrade(text, recognise(text))
+    assert action is not None and (action["engine"], action["direction"], action["value"]) == (
+        "tensorrt-llm", "upgrade", None)
+    assert "someKernel.cu:88" in action["why"]
+    # a crash that shows no engine source, and an engine traceback that reports no crash, get no upgrade
+    assert suspects.upgrade("vllm serve model\nSegmentation fault (core dumped)", recognise("vllm serve")) is None
+    frame = 'File "/usr/lib/python3/site-packages/vllm/config.py", line 120, in __init__\nValueError: bad dtype'
+    assert suspects.upgrade(frame, recognise(frame)) is None
