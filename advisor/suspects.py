@@ -81,28 +81,56 @@ def _written_value(text: str, eng: EngineProfile, key: str) -> str | None:
     return dumped.group(1).strip("'\"") if dumped else None
 
 
+_OFF = ("false", "0", "off", "no", "none", "{}")
+
+
 def _turned_on(text: str, eng: EngineProfile, sw: Switch) -> bool:
     """The command line turns the feature on: its enabling flag is written (a switch dropped to turn it off), or
-    its flag is written with a value other than the one that turns it off (`--fit on`)."""
+    its flag is written with a value other than the one that turns it off (`--fit on`); for a variable's code path,
+    the variable set to another value, or the flag of the feature it is a path of turned on (`-fa on`)."""
+    if sw.env is not None:
+        assigned = re.search(rf"(?<![\w-]){re.escape(sw.env)}\s*=\s*([\w.-]+)", text)
+        if assigned:
+            return assigned.group(1).lower() != (sw.value or "").lower()
+        under = _written_value(text, eng, sw.under) if sw.under else None
+        return under is not None and under.lower() not in _OFF
+    assert sw.knob is not None
     written = _written_value(text, eng, sw.knob)
     if written is None:
         return False
     if sw.direction == "unset":
-        return written.lower() not in ("false", "0", "off", "no", "none", "{}")
+        return written.lower() not in _OFF
     return sw.value is not None and written != "" and written.lower() != sw.value.lower()
+
+
+def _turned_off(text: str, eng: EngineProfile, sw: Switch) -> bool:
+    """The text already sets the value that turns the feature off (`-fa off`, `GGML_SYCL_FA_ONEDNN=0`): ruled out."""
+    if sw.value is None:
+        return False
+    if sw.env is not None:
+        assigned = re.search(rf"(?<![\w-]){re.escape(sw.env)}\s*=\s*([\w.-]+)", text)
+        return assigned is not None and assigned.group(1).lower() == sw.value.lower()
+    written = _written_value(text, eng, sw.knob) if sw.knob is not None else None
+    return written is not None and written.lower() == sw.value.lower()
 
 
 def _rank(text: str, eng: EngineProfile, sw: Switch, rec: Recognised, crash: bool) -> int | None:
     if sw.when == "tensor_parallel" and not rec.tensor_parallel:
         return None
-    if rec.version is not None and (not sw.covers(rec.version) or eng.flag(sw.knob, rec.version) is None):
+    if sw.requires is not None and not re.search(sw.requires, text, re.IGNORECASE):
+        return None
+    if rec.version is not None and (not sw.covers(rec.version) or (
+            sw.knob is not None and eng.flag(sw.knob, rec.version) is None)):
+        return None
+    if _turned_off(text, eng, sw):
         return None
     on = _turned_on(text, eng, sw)
     # the flag's own name on the command line is no mention of the feature by the error
     said = text
-    for name in eng.spellings(sw.knob):
+    for name in eng.spellings(sw.knob) if sw.knob is not None else [sw.env or ""]:
         said = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", said)
-    said = re.sub(rf"['\"]?{re.escape(sw.knob)}['\"]?\s*[:=]", " ", said)  # nor its key in an argument dump
+    if sw.knob is not None:
+        said = re.sub(rf"['\"]?{re.escape(sw.knob)}['\"]?\s*[:=]", " ", said)  # nor its key in an argument dump
     named = any(re.search(w, said, re.IGNORECASE) for w in sw.words)
     if not crash:
         return 0 if on and named else None
@@ -137,6 +165,11 @@ def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
     """The switch as a diagnose action, spelt as the recognised release (else the newest) spells it; None when
     that release has no such flag."""
     eng = profile(s.engine)
+    if s.switch.env is not None:
+        return {"engine": s.engine, "flag": f"{s.switch.env}={s.switch.value}", "since": None, "direction": "set",
+                "value": s.switch.value, "arithmetic": None,
+                "why": f"Turn off {s.switch.feature} to rule it out: {_REASONS[s.rank]}.", "source": s.switch.source}
+    assert s.switch.knob is not None
     version = rec.version if rec.engine == s.engine else None
     spelling = remedies.spelling_at(eng, s.switch.knob, version)
     if spelling is None:

@@ -131,3 +131,17 @@ def test_a_crash_inside_the_engines_own_code_offers_an_upgrade_after_the_feature
     assert suspects.upgrade("vllm serve model\nSegmentation fault (core dumped)", recognise("vllm serve")) is None
     frame = 'File "/usr/lib/python3/site-packages/vllm/config.py", line 120, in __init__\nValueError: bad dtype'
     assert suspects.upgrade(frame, recognise(frame)) is None
+
+
+def _suspected(text: str) -> set[str]:
+    rec = recognise(text)
+    return {a["flag"] for a in (suspects.action(s, rec) for s in suspects.suspects(text, rec)) if a is not None}
+
+
+def test_a_backends_code_path_is_switched_off_by_its_variable_only_on_that_backend():
+    # ggml-sycl.cpp reads GGML_SYCL_FA_ONEDNN (default 1): the oneDNN path of flash attention on the SYCL backend
+    sycl = ("./build/bin/llama-server -m gemma-3-27b-it-Q4_K_M.gguf -ngl 99 -fa on\n"
+            "Running with Environment Variables:\n  GGML_SYCL_DEBUG: 0\nggml_sycl_op_flash_attn\nSegmentation fault (core dumped)")
+    assert "GGML_SYCL_FA_ONEDNN=0" in _suspected(sycl)
+    assert "GGML_SYCL_FA_ONEDNN=0" not in _suspected(sycl.replace("SYCL", "CUDA").replace("sycl", "cuda"))
+    assert "GGML_SYCL_FA_ONEDNN=0" not in _suspected(sycl.replace("-fa on", "-fa on\nexport GGML_SYCL_FA_ONEDNN=0"))
