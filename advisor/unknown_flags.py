@@ -8,8 +8,10 @@ launcher) "unexpected argument '--x' found". A refused flag the engine profile d
 (advisor/catalog/engines/*.json, with its aliases) means the installed release predates it: the answer is an
 upgrade, to the release the profile says introduced the spelling when it knows one. A flag on the pasted command
 line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp stopped reading
-`--ctx_size` as `--ctx-size`): the answer is the documented spelling. A flag no profile knows gets no answer
-here; guessing which release added it would be invention.
+`--ctx_size` as `--ctx-size`): the answer is the documented spelling. A flag the profile does not list gets
+an upgrade worded as a condition (if the engine's current documentation lists the flag) and naming no release:
+guessing which release added it would be invention. A flag no profile knows, on an unrecognised engine, gets
+nothing.
 """
 from __future__ import annotations
 
@@ -70,6 +72,16 @@ def _upgrade(eng: EngineProfile, key: str, written: str, rec: Recognised) -> dic
             "source": next((s.source for s in eng.flags.get(key, []) if s.source), None) or eng.docs}
 
 
+def _unlisted(eng: EngineProfile, written: str) -> dict[str, Any]:
+    """A refused flag the profile does not list, on a recognised engine: an upgrade worded as the conditional it is."""
+    return {"engine": eng.id, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
+            "arithmetic": None,
+            "why": f"The installed {eng.name} does not know {written}. If {eng.name}'s current documentation lists it, "
+                   "the installed release predates it: upgrade (InfraWiki does not know which release added it). If it "
+                   "does not, the flag is misspelt or belongs to another entry point: fix or drop it.",
+            "source": eng.docs}
+
+
 def _respelt(eng: EngineProfile, key: str, written: str, value: str | None) -> dict[str, Any]:
     flag = eng.flag(key) or eng.spellings(key)[0]
     return {"engine": eng.id, "flag": flag, "since": None, "direction": "set", "value": value, "arithmetic": None,
@@ -90,6 +102,8 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         owned = _owner(written, rec.engine)
         if owned is not None and written in owned[0].spellings(owned[1]):
             out.append(_upgrade(owned[0], owned[1], written, rec))
+        elif owned is None and rec.engine is not None and "_" not in written:
+            out.append(_unlisted(profiles.profile(rec.engine), written))
     # A misspelt flag appears in the complaint and on the command line; the command's occurrence carries the value.
     misspelt: dict[tuple[str, str], tuple[EngineProfile, str, str | None]] = {}
     for hit in re.finditer(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*_[\w-]*)(?:[ =](?P<value>[^\s-][^\s]*))?", text):

@@ -77,9 +77,17 @@ def test_a_misspelt_flag_on_the_command_is_answered_with_the_documented_spelling
     assert not any(a["direction"] == "upgrade" for a in actions)  # the refused spelling is no documented one
 
 
+def test_a_refused_flag_the_profile_does_not_list_gets_a_conditional_upgrade_naming_no_release():
+    text = "vllm serve Qwen/QwQ-32B --enable-reasoning-parser\nvllm: error: unrecognized arguments: --enable-reasoning-parser"
+    actions = unknown_flags.actions(text, recognise(text))
+    assert [(a["engine"], a["direction"], a["value"]) for a in actions] == [("vllm", "upgrade", None)]
+    assert "If vLLM's current documentation lists it" in actions[0]["why"]
+
+
 def test_no_refused_flag_no_answer_and_an_unknown_flag_is_not_guessed():
     assert _refused("RuntimeError: CUDA error: invalid argument\nCUDA kernel errors might be asynchronously reported") == set()
     assert _refused("llama-server --ctx_size 4096 -m model.gguf") == set()  # no parser complained
+    # a flag no profile knows, on an engine the text does not show, gets nothing
     assert _refused("api_server.py: error: unrecognized arguments: --made-up-option 3") == set()
 
 

@@ -364,6 +364,15 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "vllm-requested-model-not-served": (
         '{"object":"error","message":"The model `Qwen/Qwen1.5-7B-Chat` does not exist.","type":"NotFoundError",'
         '"param":null,"code":404}', ("vllm", "--served-model-name", "set")),
+    # transformers' utils/hub.py (cached_file) with no route to huggingface.co
+    "hf-hub-unreachable": (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files "
+        "and it looks like meta-llama/Llama-2-7b-hf is not the path to a directory containing a file named config.json.",
+        ("vllm", "HF_HUB_OFFLINE=1", "set")),
+    # an engine importing a class its installed transformers does not have yet
+    "library-lacks-name-the-engine-imports": (
+        "ImportError: cannot import name 'Qwen2_5_VLForConditionalGeneration' from 'transformers' "
+        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)", ("sglang", "upgrade", "upgrade")),
 }
 
 
