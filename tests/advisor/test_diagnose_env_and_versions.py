@@ -153,3 +153,11 @@ def test_a_backends_code_path_is_switched_off_by_its_variable_only_on_that_backe
     assert "GGML_SYCL_FA_ONEDNN=0" in _suspected(sycl)
     assert "GGML_SYCL_FA_ONEDNN=0" not in _suspected(sycl.replace("SYCL", "CUDA").replace("sycl", "cuda"))
     assert "GGML_SYCL_FA_ONEDNN=0" not in _suspected(sycl.replace("-fa on", "-fa on\nexport GGML_SYCL_FA_ONEDNN=0"))
+
+
+def test_an_engine_step_timeout_puts_the_all_reduce_first_only_under_tensor_parallelism():
+    line = "ERROR async_llm_engine.py:676] Engine iteration timed out. This should never happen!"
+    rec, matches = known_failures.match(line + "\nvllm serve Qwen/Qwen2-7B-Instruct --tensor-parallel-size 2")
+    assert known_failures.actions(matches[0], rec)[0]["flag"] == "--disable-custom-all-reduce"
+    rec, matches = known_failures.match(line)
+    assert known_failures.actions(matches[0], rec)[0]["flag"].startswith("VLLM_ENGINE_ITERATION_TIMEOUT_S=")

@@ -364,6 +364,14 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "vllm-requested-model-not-served": (
         '{"object":"error","message":"The model `Qwen/Qwen1.5-7B-Chat` does not exist.","type":"NotFoundError",'
         '"param":null,"code":404}', ("vllm", "--served-model-name", "set")),
+    # vLLM's async_llm_engine.py (run_engine_loop) under tensor parallelism
+    "vllm-engine-iteration-timeout": (
+        "ERROR 10-30 21:15:12 async_llm_engine.py:676] Engine iteration timed out. This should never happen!\n"
+        "vllm serve Qwen/Qwen2-VL-7B-Instruct --tensor-parallel-size 2",
+        ("vllm", "VLLM_ENGINE_ITERATION_TIMEOUT_S=<seconds, above the default 60>", "raise")),
+    # vLLM's multiprocessing/client.py, the API server waiting on its engine process
+    "vllm-rpc-server-did-not-reply": (
+        "TimeoutError: Server didn't reply within 10000 ms", ("vllm", "VLLM_RPC_TIMEOUT=<milliseconds, above the default 10000>", "raise")),
     # transformers' utils/hub.py (cached_file) with no route to huggingface.co
     "hf-hub-unreachable": (
         "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files "
