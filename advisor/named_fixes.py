@@ -49,9 +49,12 @@ _BOUNDARY = re.compile(r"[.!?;](?:\s|$)|\n")
 
 # A launcher that rejects a flag's value names the flag and often the value it meant: clap (TGI's launcher)
 # "invalid value 'True' for '--disable-custom-kernels' ... a similar value exists: 'true'", argparse (vLLM,
-# SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)". The fix is to set that flag validly.
+# SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)", "argument --max-model-len: invalid int
+# value: '8k'", "argument --tensor-parallel-size: expected one argument". The fix is to set that flag validly.
 _REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[^'\n]*'"
-                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: invalid choice: '[^'\n]*'"
+                       # argparse also refuses a value of the wrong type and a flag left without its value
+                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: (?:invalid (?:choice|\w+ value): '[^'\n]*'"
+                       r"|expected (?:one|at least one) argument)"
                        # clap on a flag this release does not have: "unexpected argument '--max-input-length' found
                        # ... tip: a similar argument exists: '--max-input-tokens'" (the flag to set is the similar one).
                        r"|unexpected argument '-{1,2}[\w-]+' found.{0,200}?a similar argument exists: "

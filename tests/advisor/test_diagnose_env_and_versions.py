@@ -161,3 +161,10 @@ def test_an_engine_step_timeout_puts_the_all_reduce_first_only_under_tensor_para
     assert known_failures.actions(matches[0], rec)[0]["flag"] == "--disable-custom-all-reduce"
     rec, matches = known_failures.match(line)
     assert known_failures.actions(matches[0], rec)[0]["flag"].startswith("VLLM_ENGINE_ITERATION_TIMEOUT_S=")
+
+
+def test_argparse_refusing_a_value_or_a_missing_value_names_the_flag_to_set():
+    for text, key in (("vllm serve: error: argument --max-model-len: invalid int value: '8k'", "max_model_len"),
+                      ("api_server.py: error: argument --tensor-parallel-size/-tp: expected one argument",
+                       "tensor_parallel_size")):
+        assert [(n.key, n.direction) for n in named_fixes.named(text, "vllm")] == [(key, "set")], text
