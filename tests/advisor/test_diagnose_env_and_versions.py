@@ -168,3 +168,14 @@ def test_argparse_refusing_a_value_or_a_missing_value_names_the_flag_to_set():
                       ("api_server.py: error: argument --tensor-parallel-size/-tp: expected one argument",
                        "tensor_parallel_size")):
         assert [(n.key, n.direction) for n in named_fixes.named(text, "vllm")] == [(key, "set")], text
+
+
+def test_a_compiled_extension_of_another_torch_release_is_an_upgrade_for_sglang_too():
+    text = ("ImportError: /usr/local/lib/python3.10/dist-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+            "_ZN3c104cuda9SetDeviceEi")
+    assert ("sglang", "upgrade", "upgrade") in _fixes(text)
+
+
+def test_nccl_running_out_of_gpu_memory_for_its_buffers_unsets_their_size():
+    text = "transport/p2p.cc:191 NCCL WARN Cuda failure 'out of memory'"
+    assert ("vllm", "NCCL_BUFFSIZE", "unset") in _fixes(text)
