@@ -32,12 +32,12 @@ MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
 # failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
 # fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
-# misaligned address, unspecified launch failure, ECC), a hang ("got stuck") or watchdog, TGI's frame for a shard that raised
+# misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes") or watchdog, TGI's frame for a shard that raised
 # ("Method Prefill encountered an error") and ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
-    r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\b(?:got |gets |is |was )stuck\b|\bdeadlock|watch ?dog"
+    r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree

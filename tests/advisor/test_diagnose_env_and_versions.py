@@ -94,6 +94,7 @@ def test_no_refused_flag_no_answer_and_an_unknown_flag_is_not_guessed():
 def test_a_hang_described_in_words_is_a_crash_with_no_stated_cause():
     assert suspects.crashed("when I add --tp 2, the server got stuck at this logging line ... after 5 minutes, "
                             "the watch dog timeout.")
+    assert suspects.crashed("Server stuck at 'Capturing cudagraphs for decoding' with --tensor-parallel-size 4")
     assert not suspects.crashed("Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00")
 
 
