@@ -7,11 +7,11 @@ common/arg.cpp "error: invalid argument: -hf" (older builds "error: unknown argu
 launcher) "unexpected argument '--x' found". A refused flag the engine profile documents
 (advisor/catalog/engines/*.json, with its aliases) means the installed release predates it: the answer is an
 upgrade, to the release the profile says introduced the spelling when it knows one. A flag on the pasted command
-line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp stopped reading
-`--ctx_size` as `--ctx-size`): the answer is the documented spelling. A flag the profile does not list gets
-an upgrade worded as a condition (if the engine's current documentation lists the flag) and naming no release:
-guessing which release added it would be invention. A flag no profile knows, on an unrecognised engine, gets
-nothing.
+line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp's `main` of March 2024
+refused `--ctx_size`, ggml-org/llama.cpp#6191; current common/arg.cpp rewrites '_' to '-' in a `--` flag again):
+the answer is the documented spelling. A flag the profile does not list gets an upgrade worded as a condition
+(if the engine's current documentation lists the flag) and naming no release: guessing which release added it
+would be invention. A flag no profile knows, on an unrecognised engine, gets nothing.
 """
 from __future__ import annotations
 
