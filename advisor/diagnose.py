@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor import known_failures, named_fixes, profiles, quantities, suspects
+from advisor import known_failures, library_env, named_fixes, profiles, quantities, suspects, unknown_flags
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
@@ -218,6 +218,14 @@ def _named_finding(query: str, rec: Recognised, failures: list[dict[str, Any]]) 
                         "release spell them.", named_fixes.actions(query, rec), failures)
 
 
+def _unknown_flag_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The launcher refused a flag (advisor.unknown_flags): the release that has it, or the documented spelling;
+    None when no flag was refused."""
+    return _fix_finding("unknown_flag", "The launcher refused a flag",
+                        "The engine's argument parser does not know a flag the command passes: either the installed "
+                        "release predates it or the command misspells it.", unknown_flags.actions(query, rec), findings)
+
+
 def _quantity_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The flags the message's comparison of quantities moves (advisor.quantities); None when it compares none."""
     return _fix_finding("quantity", "The message compares a setting with what it needs",
@@ -226,12 +234,16 @@ def _quantity_finding(query: str, rec: Recognised, findings: list[dict[str, Any]
 
 
 def _suspect_finding(text: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The engine features to rule out for a crash that names no cause (advisor.suspects); None when none apply."""
+    """The library variables the text sets and the engine features to rule out for a crash that names no cause
+    (advisor.library_env, advisor.suspects); None when none apply."""
     found = suspects.suspects(text, rec)
-    actions = [a for a in (suspects.action(s, rec) for s in found) if a is not None]
-    return _fix_finding("suspect", "Features to rule out, one at a time",
-                        "The error says where the engine stopped, not why. Turn these features off one at a time, "
-                        "the most implicated first; the one whose absence stops the crash is the cause.",
+    # a library variable the text itself sets is the likeliest suspect: the text turns it on
+    actions = library_env.actions(text, rec) + [a for a in (suspects.action(s, rec) for s in found) if a is not None]
+    upgrade = suspects.upgrade(text, rec)  # last: an engine bug is what is left when no feature is the cause
+    actions += [upgrade] if upgrade is not None else []
+    return _fix_finding("suspect", "Settings and features to rule out, one at a time",
+                        "The error says where it stopped, not why. Undo these settings or turn these features off one "
+                        "at a time, the most implicated first; the one whose absence stops the failure is the cause.",
                         actions, findings)
 
 
@@ -268,6 +280,11 @@ def diagnose(text: str) -> dict[str, Any]:
     named = _named_finding(query, rec, failures)
     if named is not None:
         failures = (failures[:1] + [named] + failures[1:])[:MAX_FINDINGS]
+    # A refused flag is the launcher's own complaint: it ranks with what the message asks for.
+    refused = _unknown_flag_finding(query, rec, failures)
+    if refused is not None:
+        at = 2 if named is not None else 1
+        failures = (failures[:at] + [refused] + failures[at:])[:MAX_FINDINGS]
     # Then what the message's comparison of quantities moves, then the features to rule out for a crash: both read
     # messages no signature was written for, so they rank below any that was.
     compared = _quantity_finding(query, rec, failures)
@@ -277,7 +294,7 @@ def diagnose(text: str) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = named is not None or compared is not None or suspected is not None or bool(matches) and (
+    fix_first = named is not None or refused is not None or compared is not None or suspected is not None or bool(matches) and (
         looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures

@@ -37,6 +37,9 @@ Rule = Literal["at_most", "at_least", "below", "divisor", "dtype_for_gpu", "quan
                "memory_shortfall", "free_fraction", "kv_shortfall", "kv_dtype_for_gpu", "sum_at_least",
                "model_support", "softcap_release", "from_text"]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")]
+# A `docker run` option that bounds what the engine's container may use (/dev/shm, pinned memory): the limit is
+# the container's, not the engine's, so no engine profile holds it.
+ContainerOption = Annotated[str, StringConstraints(pattern=r"^--[a-z][a-z-]{1,30}$")]
 
 
 class CatalogError(ValueError):
@@ -49,11 +52,13 @@ class _Data(BaseModel):
 
 class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
-    (an environment variable) or direction "upgrade"; `value` when the fix sets a literal; `rule` when
-    the number comes from the text (`args` names the numbers, the regex group names, it reads)."""
+    (an environment variable), `container` (a `docker run` option such as --shm-size) or direction
+    "upgrade"; `value` when the fix sets a literal; `rule` when the number comes from the text (`args`
+    names the numbers, the regex group names, it reads). An environment variable to unset needs no value."""
 
     knob: str | None = None
     env: EnvName | None = None
+    container: ContainerOption | None = None
     direction: Direction
     value: str | None = None
     to: Version | None = Field(default=None, description="the first release with the fix, for an upgrade")
@@ -66,11 +71,14 @@ class Fix(_Data):
 
     @model_validator(mode="after")
     def _one_target(self) -> Fix:
-        targets = (self.knob is not None) + (self.env is not None) + (self.direction == "upgrade")
+        targets = ((self.knob is not None) + (self.env is not None) + (self.container is not None)
+                   + (self.direction == "upgrade"))
         if targets != 1:
-            raise ValueError("a fix names exactly one of `knob`, `env` or direction 'upgrade'")
-        if self.env is not None and self.value is None:
-            raise ValueError(f"environment variable {self.env} needs a value")
+            raise ValueError("a fix names exactly one of `knob`, `env`, `container` or direction 'upgrade'")
+        if self.env is not None and self.value is None and self.direction != "unset":
+            raise ValueError(f"environment variable {self.env} needs a value unless it is unset")
+        if self.container is not None and self.direction == "unset":
+            raise ValueError(f"container option {self.container} is raised or set, not unset")
         return self
 
 

@@ -41,15 +41,20 @@ _VALUE = r"[\w:-]+(?:\.[\w:-]+)*"
 # Environment variables of the engines and the libraries under them.
 _ENV = re.compile(r"\b((?:NCCL|VLLM|SGLANG|TRTLLM|TLLM|CUDA|PYTORCH|TORCH|HF|GGML|LLAMA|TGI|FLASHINFER)_[A-Z0-9_]{2,60})"
                   r"(?:\s*=\s*(" + _VALUE + "))?")
+# An environment variable that switches a feature on ("HF_HUB_ENABLE_HF_TRANSFER", "VLLM_USE_V1").
+_ENV_SWITCH = re.compile(r"_(?:ENABLE|USE)_")
 # A clause boundary a directive does not reach across: a sentence end or a line break.
 _BOUNDARY = re.compile(r"[.!?;](?:\s|$)|\n")
 
 
 # A launcher that rejects a flag's value names the flag and often the value it meant: clap (TGI's launcher)
 # "invalid value 'True' for '--disable-custom-kernels' ... a similar value exists: 'true'", argparse (vLLM,
-# SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)". The fix is to set that flag validly.
+# SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)", "argument --max-model-len: invalid int
+# value: '8k'", "argument --tensor-parallel-size: expected one argument". The fix is to set that flag validly.
 _REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[^'\n]*'"
-                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: invalid choice: '[^'\n]*'"
+                       # argparse also refuses a value of the wrong type and a flag left without its value
+                       r"|argument (?P<argflag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: (?:invalid (?:choice|\w+ value): '[^'\n]*'"
+                       r"|expected (?:one|at least one) argument)"
                        # clap on a flag this release does not have: "unexpected argument '--max-input-length' found
                        # ... tip: a similar argument exists: '--max-input-tokens'" (the flag to set is the similar one).
                        r"|unexpected argument '-{1,2}[\w-]+' found.{0,200}?a similar argument exists: "
@@ -71,6 +76,7 @@ class Named:
     direction: str
     value: str | None
     at: int
+    spelt: str | None = None  # the spelling to answer in, when the message's own is the engine's (a refused "-c")
 
 
 @cache
@@ -184,6 +190,14 @@ def _resolve(norm: str, engine: str | None) -> tuple[str, str] | None:
     return own[0] if len({e for e, _ in own}) == 1 else None
 
 
+def _short_option(written: str, engine: str | None) -> tuple[str, str] | None:
+    """(engine, key) of a one-letter option the recognised engine documents ("-c" for llama.cpp's --ctx-size)."""
+    if engine is None:
+        return None
+    keys = sorted(profiles.profile(engine).keys_named(written))
+    return (engine, keys[0]) if keys else None
+
+
 def _as_setting(found: re.Match[str], norm: str, text: str) -> bool:
     """A one-word name ("parallel", "dtype") is a setting only when written as one: with dashes, quoted
     or followed by a value; a name with an underscore or dash ("max_model_len") is one anyway."""
@@ -252,11 +266,13 @@ def named(text: str, engine: str | None) -> list[Named]:
     for found in _REJECTED.finditer(text):
         written = found.group("flag") or found.group("argflag") or found.group("renamed") or found.group("llflag")
         norm = profiles.flag_key(written).lower()
-        resolved = _resolve(norm, engine)
+        # A one-letter option ("-c") is too short to look for in free text, but a parser that names it refused it.
+        resolved = _resolve(norm, engine) or _short_option(written, engine)
         if resolved is None or (None if engine is None else resolved[0], resolved[1]) in seen:
             continue
         seen.add((None if engine is None else resolved[0], resolved[1]))
-        out.append(Named(resolved[1], resolved[0], written, "set", found.group("similar"), found.start()))
+        own = written if written in profiles.profile(resolved[0]).spellings(resolved[1]) else None
+        out.append(Named(resolved[1], resolved[0], written, "set", found.group("similar"), found.start(), own))
     for found in _ENV.finditer(text):
         direction = _direction(text, found.start())
         if direction is None:
@@ -265,8 +281,13 @@ def named(text: str, engine: str | None) -> list[Named]:
         if (None, name) in seen or name.lower() in _spellings():  # an engine's own variable for a flag, read above
             continue
         seen.add((None, name))
+        value = found.group(2)
+        if direction == "unset" and _ENV_SWITCH.search(name):
+            # "disable HF_HUB_ENABLE_HF_TRANSFER": an on/off variable is switched off by setting it to 0; removing it
+            # from the environment leaves on what an image's own ENV turned on.
+            direction, value = "set", value or "0"
         out.append(Named(None, engine, name, "set" if direction in (None, "raise", "lower") else direction,
-                         found.group(2), found.start()))
+                         value, found.start()))
     return sorted(out, key=lambda n: n.at)
 
 
@@ -298,7 +319,7 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         if spelling is None:
             continue
         eng = profiles.profile(item.engine)
-        flag, since = eng.spelt_as(item.key, rec.options) or spelling[0], spelling[1]
+        flag, since = item.spelt or eng.spelt_as(item.key, rec.options) or spelling[0], spelling[1]
         out.append({"engine": item.engine, "flag": flag, "since": since, "direction": item.direction,
                     "value": item.value, "arithmetic": None, "why": why, "source": eng.docs,
                     "aliases": eng.other_spellings(item.key, flag)})

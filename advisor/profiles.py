@@ -350,15 +350,31 @@ class Switch(Span, Fact):
     advisor.suspects when a crash names no cause of its own. `default_on`: the engine runs the feature unless
     told not to; `words`: regular expressions for what an error says when the feature is involved, taken from
     the flag's help text; `when`: the feature only runs in that situation (custom all-reduce: tensor
-    parallelism). The span is the releases that have the flag."""
+    parallelism). The span is the releases that have the flag.
 
-    knob: str
+    A feature an environment variable turns off instead (a backend's code path: llama.cpp's SYCL backend reads
+    GGML_SYCL_FA_ONEDNN) names `env` in place of `knob`, with `value` the setting that turns it off; `requires`,
+    what the text must say for the feature to run at all (the backend's name); `under`, the flag key of the feature
+    it is a path of (flash attention): a command line that turns that flag on turns this path on."""
+
+    knob: str | None = None
+    env: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")] | None = None
     direction: Literal["set", "unset"]
     value: str | None = None
     feature: str = Field(min_length=3, max_length=80)
     default_on: bool
     words: list[Pattern] = Field(min_length=1)
     when: Literal["tensor_parallel"] | None = None
+    requires: Pattern | None = None
+    under: str | None = None
+
+    @model_validator(mode="after")
+    def _one_switch(self) -> Switch:
+        if (self.knob is None) == (self.env is None):
+            raise ValueError("a switch names exactly one of `knob` or `env`")
+        if self.env is not None and self.value is None:
+            raise ValueError(f"switch {self.env} needs the value that turns its feature off")
+        return self
 
 
 class EngineProfile(_Data):
@@ -419,7 +435,7 @@ class EngineProfile(_Data):
         unknown = sorted(set(self.flag_aliases) - set(self.flags))
         if unknown:
             raise ValueError(f"flag_aliases name keys the flag table lacks: {unknown}")
-        unknown = sorted({s.knob for s in self.switches} - set(self.flags))
+        unknown = sorted({k for s in self.switches for k in (s.knob, s.under) if k is not None} - set(self.flags))
         if unknown:
             raise ValueError(f"switches name keys the flag table lacks: {unknown}")
         return self

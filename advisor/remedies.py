@@ -242,8 +242,13 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
                 "value": value, "arithmetic": arithmetic or (f"from {version} to {value} or later" if version and value else None),
                 "why": fix.why, "source": fix.source or sig.source}
     if fix.env is not None:
-        return {"engine": engine, "flag": f"{fix.env}={fix.value}", "since": None, "direction": fix.direction,
+        flag = fix.env if fix.value is None else f"{fix.env}={fix.value}"
+        return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,
                 "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
+    if fix.container is not None:  # a `docker run` option of the engine's container, the same for every release
+        return {"engine": engine, "flag": fix.container, "since": None, "direction": fix.direction,
+                "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source,
+                "applies_to": "docker run"}
     assert fix.knob is not None
     spelling = spelling_at(eng, fix.knob, version)
     if spelling is None:

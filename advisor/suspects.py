@@ -32,14 +32,23 @@ MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
 # failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
 # fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
-# misaligned address, unspecified launch failure, ECC), a hang or watchdog, TGI's frame for a shard that raised
+# misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes") or watchdog, TGI's frame for a shard that raised
 # ("Method Prefill encountered an error") and ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
-    r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bdeadlock|watchdog"
+    r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b",
     re.IGNORECASE | re.DOTALL)
+# A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
+# (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").
+_OWN_CODE = {
+    "vllm": r"vllm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
+    "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
+    "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+",
+    "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
+    "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+",
+}
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")
 
@@ -72,28 +81,56 @@ def _written_value(text: str, eng: EngineProfile, key: str) -> str | None:
     return dumped.group(1).strip("'\"") if dumped else None
 
 
+_OFF = ("false", "0", "off", "no", "none", "{}")
+
+
 def _turned_on(text: str, eng: EngineProfile, sw: Switch) -> bool:
     """The command line turns the feature on: its enabling flag is written (a switch dropped to turn it off), or
-    its flag is written with a value other than the one that turns it off (`--fit on`)."""
+    its flag is written with a value other than the one that turns it off (`--fit on`); for a variable's code path,
+    the variable set to another value, or the flag of the feature it is a path of turned on (`-fa on`)."""
+    if sw.env is not None:
+        assigned = re.search(rf"(?<![\w-]){re.escape(sw.env)}\s*=\s*([\w.-]+)", text)
+        if assigned:
+            return assigned.group(1).lower() != (sw.value or "").lower()
+        under = _written_value(text, eng, sw.under) if sw.under else None
+        return under is not None and under.lower() not in _OFF
+    assert sw.knob is not None
     written = _written_value(text, eng, sw.knob)
     if written is None:
         return False
     if sw.direction == "unset":
-        return written.lower() not in ("false", "0", "off", "no", "none", "{}")
+        return written.lower() not in _OFF
     return sw.value is not None and written != "" and written.lower() != sw.value.lower()
+
+
+def _turned_off(text: str, eng: EngineProfile, sw: Switch) -> bool:
+    """The text already sets the value that turns the feature off (`-fa off`, `GGML_SYCL_FA_ONEDNN=0`): ruled out."""
+    if sw.value is None:
+        return False
+    if sw.env is not None:
+        assigned = re.search(rf"(?<![\w-]){re.escape(sw.env)}\s*=\s*([\w.-]+)", text)
+        return assigned is not None and assigned.group(1).lower() == sw.value.lower()
+    written = _written_value(text, eng, sw.knob) if sw.knob is not None else None
+    return written is not None and written.lower() == sw.value.lower()
 
 
 def _rank(text: str, eng: EngineProfile, sw: Switch, rec: Recognised, crash: bool) -> int | None:
     if sw.when == "tensor_parallel" and not rec.tensor_parallel:
         return None
-    if rec.version is not None and (not sw.covers(rec.version) or eng.flag(sw.knob, rec.version) is None):
+    if sw.requires is not None and not re.search(sw.requires, text, re.IGNORECASE):
+        return None
+    if rec.version is not None and (not sw.covers(rec.version) or (
+            sw.knob is not None and eng.flag(sw.knob, rec.version) is None)):
+        return None
+    if _turned_off(text, eng, sw):
         return None
     on = _turned_on(text, eng, sw)
     # the flag's own name on the command line is no mention of the feature by the error
     said = text
-    for name in eng.spellings(sw.knob):
+    for name in eng.spellings(sw.knob) if sw.knob is not None else [sw.env or ""]:
         said = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", said)
-    said = re.sub(rf"['\"]?{re.escape(sw.knob)}['\"]?\s*[:=]", " ", said)  # nor its key in an argument dump
+    if sw.knob is not None:
+        said = re.sub(rf"['\"]?{re.escape(sw.knob)}['\"]?\s*[:=]", " ", said)  # nor its key in an argument dump
     named = any(re.search(w, said, re.IGNORECASE) for w in sw.words)
     if not crash:
         return 0 if on and named else None
@@ -128,6 +165,11 @@ def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
     """The switch as a diagnose action, spelt as the recognised release (else the newest) spells it; None when
     that release has no such flag."""
     eng = profile(s.engine)
+    if s.switch.env is not None:
+        return {"engine": s.engine, "flag": f"{s.switch.env}={s.switch.value}", "since": None, "direction": "set",
+                "value": s.switch.value, "arithmetic": None,
+                "why": f"Turn off {s.switch.feature} to rule it out: {_REASONS[s.rank]}.", "source": s.switch.source}
+    assert s.switch.knob is not None
     version = rec.version if rec.engine == s.engine else None
     spelling = remedies.spelling_at(eng, s.switch.knob, version)
     if spelling is None:
@@ -137,3 +179,21 @@ def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
             "value": s.switch.value, "arithmetic": None,
             "why": f"Turn off {s.switch.feature} to rule it out: {_REASONS[s.rank]}.",
             "source": s.switch.source, "aliases": eng.other_spellings(s.switch.knob, flag)}
+
+
+def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
+    """An upgrade of the recognised engine for a crash that names no cause and stops inside the engine's own code:
+    an engine bug, which a later release may have fixed. Offered after the features to rule out; InfraWiki holds no
+    release note naming the crash, so the action names no release. None for a crash outside the engine's code."""
+    if rec.engine is None or rec.engine not in _OWN_CODE or not crashed(text):
+        return None
+    where = re.search(_OWN_CODE[rec.engine], text)
+    if where is None:
+        return None
+    eng = profile(rec.engine)
+    return {"engine": rec.engine, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
+            "arithmetic": None,
+            "why": f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature "
+                   f"above is the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release "
+                   "note naming this crash, so no release is named).",
+            "source": eng.docs}

@@ -340,6 +340,47 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "trtllm-executor-creation-out-of-memory": (
         "RuntimeError: Executor creation failed due to insufficient GPU memory. The following component could not be "
         "created: KV cache Total GPU memory (GiB): 79.11", ("tensorrt-llm", "--kv_cache_free_gpu_memory_fraction", "lower")),
+    # NCCL's ibvwrap.cc, under vLLM (vllm-project/vllm#19613)
+    "nccl-memory-registration-failed": (
+        "[2025-06-16 17:17:39] kilo:318:3584 [5] misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with "
+        "error Cannot allocate memory", ("vllm", "NCCL_BUFFSIZE", "unset")),
+    # huggingface_hub's file_download.py (http_get)
+    "hf-transfer-download-failed": (
+        "RuntimeError: An error occurred while downloading using `hf_transfer`. Consider disabling "
+        "HF_HUB_ENABLE_HF_TRANSFER for better error handling.", ("tgi", "HF_HUB_ENABLE_HF_TRANSFER=0", "set")),
+    # the dynamic linker loading vLLM's compiled ops (vllm-project/vllm#3528)
+    "shared-library-undefined-symbol": (
+        "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN2at4_ops15to_dtype_layout4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE", ("vllm", "upgrade", "upgrade")),
+    # a transformers processor called by vLLM's model code with arguments of another release (zai-org/GLM-V#8)
+    "transformers-api-mismatch": (
+        "TypeError: Glm4vProcessor.__init__() got multiple values for argument 'tokenizer'", ("vllm", "upgrade", "upgrade")),
+    # TensorRT's engine deserialisation under the Triton backend (triton-inference-server/tensorrtllm_backend#531)
+    "trtllm-engine-from-another-release": (
+        "[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization (Serialization "
+        "assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 228, "
+        "Serialized Engine Version: 237)", ("tensorrt-llm", "upgrade", "upgrade")),
+    # vLLM's serving_engine.py (_check_model), as the OpenAI client prints the 404 body (QwenLM/Qwen3#87)
+    "vllm-requested-model-not-served": (
+        '{"object":"error","message":"The model `Qwen/Qwen1.5-7B-Chat` does not exist.","type":"NotFoundError",'
+        '"param":null,"code":404}', ("vllm", "--served-model-name", "set")),
+    # vLLM's async_llm_engine.py (run_engine_loop) under tensor parallelism
+    "vllm-engine-iteration-timeout": (
+        "ERROR 10-30 21:15:12 async_llm_engine.py:676] Engine iteration timed out. This should never happen!\n"
+        "vllm serve Qwen/Qwen2-VL-7B-Instruct --tensor-parallel-size 2",
+        ("vllm", "VLLM_ENGINE_ITERATION_TIMEOUT_S=<seconds, above the default 60>", "raise")),
+    # vLLM's multiprocessing/client.py, the API server waiting on its engine process
+    "vllm-rpc-server-did-not-reply": (
+        "TimeoutError: Server didn't reply within 10000 ms", ("vllm", "VLLM_RPC_TIMEOUT=<milliseconds, above the default 10000>", "raise")),
+    # transformers' utils/hub.py (cached_file) with no route to huggingface.co
+    "hf-hub-unreachable": (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files "
+        "and it looks like meta-llama/Llama-2-7b-hf is not the path to a directory containing a file named config.json.",
+        ("vllm", "HF_HUB_OFFLINE=1", "set")),
+    # an engine importing a class its installed transformers does not have yet
+    "library-lacks-name-the-engine-imports": (
+        "ImportError: cannot import name 'Qwen2_5_VLForConditionalGeneration' from 'transformers' "
+        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)", ("sglang", "upgrade", "upgrade")),
 }
 
 

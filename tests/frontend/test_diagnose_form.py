@@ -46,3 +46,13 @@ def test_a_shared_link_with_q_still_answers():
 
 def test_a_post_without_the_csrf_token_is_refused():
     assert Client(enforce_csrf_checks=True).post("/diagnose/", {"q": "out of memory"}).status_code == 403
+
+
+def test_a_container_option_is_shown_as_one_and_an_upgrade_without_a_release_names_none():
+    body = Client().get("/diagnose/?" + urlencode({"q": "Error: Download process was signaled to shutdown with signal 7"}))
+    text = body.content.decode()
+    assert "--shm-size 1g</code>" in text and "(docker run option)" in text
+    crash = ("[TensorRT-LLM][ERROR] Assertion failed: d == a + length "
+             "(/app/tensorrt_llm/cpp/tensorrt_llm/kernels/someKernel.cu:326)\nSegmentation fault (core dumped)")
+    text = Client().get("/diagnose/?" + urlencode({"q": crash})).content.decode()
+    assert re.search(r"upgrade <code>upgrade</code>(?! to )", text), text[:2000]

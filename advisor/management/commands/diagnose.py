@@ -58,7 +58,8 @@ class Command(BaseCommand):
         for a in finding["actions"]:
             value = f" {a['value']}" if a["value"] and a["direction"] != "upgrade" and "=" not in a["flag"] else ""
             target = f" to {a['value']} or later" if a["direction"] == "upgrade" and a["value"] else ""
-            self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{target}")
+            where = f" ({a['applies_to']} option)" if a.get("applies_to") else ""
+            self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{target}{where}")
             if a["arithmetic"]:
                 self.stdout.write(f"        {a['arithmetic']}")
             self.stdout.write(f"        why: {a['why']}" + (f" (source {a['source']})" if a["source"] else ""))

@@ -1,0 +1,50 @@
+"""Environment variables a pasted log or command sets for the library that failed: each is a setting to rule
+out by going back to the library's default.
+
+Runs on every diagnose request, with the features to rule out (advisor.suspects). NCCL reads dozens of NCCL_*
+variables (buffer sizes, transports, interfaces, channel counts) that people copy from tuning guides; its
+environment page says to use them "if you encounter memory constraint issues" or for performance, so when NCCL
+then fails, a variable the text shows set is the first suspect: unset it and rerun. Only the library that the
+text shows failing is read, and its debugging switches (which change no behaviour) are never suspects.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor import profiles
+from advisor.error_text import Recognised
+
+NCCL_ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
+# (library, what its failure looks like, its variables as set in the text, variables that only change logging)
+_LIBRARIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], frozenset[str], str], ...] = (
+    ("NCCL",
+     re.compile(r"NCCL(?:_ERROR_\w+| error| WARN)|nccl\w*Error|ProcessGroupNCCL|NcclError", re.IGNORECASE),
+     re.compile(r"(?<![\w-])(NCCL_[A-Z0-9_]{2,40})\s*=\s*(?!for\b)([\w.,:^/-]+)"),
+     frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}),
+     NCCL_ENV_DOCS),
+)
+
+
+def _engines(rec: Recognised) -> list[str]:
+    """The recognised engine, else every engine that runs multi-GPU collectives."""
+    if rec.engine is not None:
+        return [rec.engine]
+    return [engine for engine, eng in profiles.profiles().items() if eng.tensor_parallel]
+
+
+def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
+    """Unset each variable the text sets for a library it shows failing, in the order written."""
+    out: list[dict[str, Any]] = []
+    for library, failed, assigned, logging_only, source in _LIBRARIES:
+        if not failed.search(text):
+            continue
+        names = list(dict.fromkeys(m.group(1) for m in assigned.finditer(text) if m.group(1) not in logging_only))
+        for name in names:
+            for engine in _engines(rec):
+                out.append({"engine": engine, "flag": name, "since": None, "direction": "unset", "value": None,
+                            "arithmetic": None,
+                            "why": f"The text sets {name} and {library} failed: unset it to run on {library}'s default "
+                                   "and rule it out.",
+                            "source": source})
+    return out

@@ -1,0 +1,118 @@
+"""A launcher that refuses a flag it does not know: the flag came in a later release (upgrade the engine), or
+the command writes it in a spelling the engine does not accept (write it as the engine documents it).
+
+Runs on every diagnose request, after the failure catalog. The argument parsers print the refused flag:
+argparse (vLLM, SGLang, TensorRT-LLM scripts) "error: unrecognized arguments: --lora-modules ...", llama.cpp's
+common/arg.cpp "error: invalid argument: -hf" (older builds "error: unknown argument: --ctx_size"), clap (TGI's
+launcher) "unexpected argument '--x' found". A refused flag the engine profile documents
+(advisor/catalog/engines/*.json, with its aliases) means the installed release predates it: the answer is an
+upgrade, to the release the profile says introduced the spelling when it knows one. A flag on the pasted command
+line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp's `main` of March 2024
+refused `--ctx_size`, ggml-org/llama.cpp#6191; current common/arg.cpp rewrites '_' to '-' in a `--` flag again):
+the answer is the documented spelling. A flag the profile does not list gets an upgrade worded as a condition
+(if the engine's current documentation lists the flag) and naming no release: guessing which release added it
+would be invention. A flag no profile knows, on an unrecognised engine, gets nothing.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor import profiles
+from advisor.error_text import Recognised
+from advisor.profiles import EngineProfile
+
+# The parser's complaint and what follows it on the same line; a flag there starts with '-', which keeps a CUDA
+# "invalid argument" (followed by words, not a flag) out.
+_REFUSED = re.compile(r"(?:unrecognized arguments?|unknown argument|invalid argument|unexpected argument)\s*:?\s*"
+                      r"['\"]?(?P<rest>-{1,2}[A-Za-z][^\n]*)", re.IGNORECASE)
+_FLAG = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*)")
+
+
+def _refused(text: str) -> list[str]:
+    """The flags the parser says it refused, in order, each once (argparse lists every one; values are skipped)."""
+    found: list[str] = []
+    for hit in _REFUSED.finditer(text):
+        rest = hit.group("rest")
+        # argparse lists all refused arguments with their values; the others name one flag and then explain.
+        if "unrecognized" in hit.group(0).lower():
+            flags = [t.strip("'\",") for t in rest.split() if t.startswith("-")]
+        else:
+            first = _FLAG.match(rest)
+            flags = [first.group(1)] if first else []
+        found += [f for f in flags if _FLAG.fullmatch(f) and f not in found]
+    return found
+
+
+def _owner(written: str, engine: str | None) -> tuple[EngineProfile, str] | None:
+    """(engine profile, flag key) the written flag names: in the recognised engine, else in the only engine that
+    documents it."""
+    if engine is not None:
+        eng = profiles.profile(engine)
+        keys = sorted(eng.keys_named(written))
+        return (eng, keys[0]) if keys else None
+    owners = [(eng, sorted(eng.keys_named(written))) for eng in profiles.profiles().values()]
+    owners = [(eng, keys) for eng, keys in owners if keys]
+    return (owners[0][0], owners[0][1][0]) if len(owners) == 1 else None
+
+
+def _since(eng: EngineProfile, key: str, written: str) -> str | None:
+    """The first release the profile says spells the flag this way, when it knows one."""
+    spelling = next((s for s in eng.flags.get(key, []) if s.name == written), None)
+    return spelling.since if spelling is not None else None
+
+
+def _upgrade(eng: EngineProfile, key: str, written: str, rec: Recognised) -> dict[str, Any]:
+    since = _since(eng, key, written)
+    when = f"from {eng.name} {since}" if since else "in newer releases than the one that refused it"
+    return {"engine": eng.id, "flag": "upgrade", "since": since, "direction": "upgrade", "value": since,
+            "arithmetic": f"from {rec.version} to {since} or later" if since and rec.version and rec.engine == eng.id else None,
+            "why": f"The installed {eng.name} does not know {written}, which {eng.name} documents {when}: upgrade to a "
+                   "release that has it (or drop the flag).",
+            "source": next((s.source for s in eng.flags.get(key, []) if s.source), None) or eng.docs}
+
+
+def _unlisted(eng: EngineProfile, written: str) -> dict[str, Any]:
+    """A refused flag the profile does not list, on a recognised engine: an upgrade worded as the conditional it is."""
+    return {"engine": eng.id, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
+            "arithmetic": None,
+            "why": f"The installed {eng.name} does not know {written}. If {eng.name}'s current documentation lists it, "
+                   "the installed release predates it: upgrade (InfraWiki does not know which release added it). If it "
+                   "does not, the flag is misspelt or belongs to another entry point: fix or drop it.",
+            "source": eng.docs}
+
+
+def _respelt(eng: EngineProfile, key: str, written: str, value: str | None) -> dict[str, Any]:
+    flag = eng.flag(key) or eng.spellings(key)[0]
+    return {"engine": eng.id, "flag": flag, "since": None, "direction": "set", "value": value, "arithmetic": None,
+            "why": f"{written} is not a spelling {eng.name} accepts; it documents the setting as "
+                   f"{' / '.join(n for n in eng.spellings(key) if n.startswith('-'))}.",
+            "source": next((s.source for s in eng.flags.get(key, []) if s.source), None) or eng.docs,
+            "aliases": eng.other_spellings(key, flag)}
+
+
+def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
+    """Upgrades for refused flags the engine documents, and documented spellings for the command's misspelt flags;
+    empty when no parser refused a flag."""
+    refused = _refused(text)
+    if not refused:
+        return []
+    out: list[dict[str, Any]] = []
+    for written in refused:
+        owned = _owner(written, rec.engine)
+        if owned is not None and written in owned[0].spellings(owned[1]):
+            out.append(_upgrade(owned[0], owned[1], written, rec))
+        elif owned is None and rec.engine is not None and "_" not in written:
+            out.append(_unlisted(profiles.profile(rec.engine), written))
+    # A misspelt flag appears in the complaint and on the command line; the command's occurrence carries the value.
+    misspelt: dict[tuple[str, str], tuple[EngineProfile, str, str | None]] = {}
+    for hit in re.finditer(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*_[\w-]*)(?:[ =](?P<value>[^\s-][^\s]*))?", text):
+        written = hit.group(1)
+        owned = _owner(written, rec.engine)
+        if owned is None or written in owned[0].spellings(owned[1]):
+            continue
+        known = misspelt.get((owned[0].id, owned[1]))
+        if known is None or known[2] is None:
+            misspelt[(owned[0].id, owned[1])] = (owned[0], written, hit.group("value"))
+    out += [_respelt(eng, key, written, value) for (_, key), (eng, written, value) in misspelt.items()]
+    return out
