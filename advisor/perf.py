@@ -40,6 +40,13 @@ class Efficiency:
     # not shrink with the batch; aiconfigurator times a step the same way, as per-layer ops x num_layers
     # (aiconfigurator_core/sdk/models/llama.py, the ops built with `self._num_layers`)
     per_layer_overhead_s: float = 0.0
+    # an MoE layer runs more of those kernels than a dense MLP: the router GEMM, top-k, the token
+    # alignment/permutation, two grouped GEMMs with their activation and the weighted un-permutation
+    # (vLLM's fused_moe: moe_align_block_size, two fused_moe_kernel launches, the activation and moe_sum,
+    # vllm/model_executor/layers/fused_moe/fused_moe.py), each with a floor the batch does not shrink, so a
+    # deep MoE model decodes slower than its bytes say; charged per layer of a model with experts (its few
+    # dense first layers, as in DeepSeek-V3, are counted as MoE layers)
+    per_moe_layer_overhead_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,7 @@ class StepModel:
         flops = (2 * m.params_active * tokens + attn_flops) / hw.tp
         compute_s = flops / (hw.flops * self.eff.compute)
         overhead = (self.eff.step_overhead_s + self.eff.per_seq_overhead_s * (decode_seqs + prefill_seqs)
-                    + self.eff.per_layer_overhead_s * m.layers)
+                    + (self.eff.per_layer_overhead_s + (self.eff.per_moe_layer_overhead_s if m.experts else 0.0)) * m.layers)
         # pipeline stages run one after another for a given batch; each hands its activations on
         handoff = (hw.pp - 1) * (tokens * m.hidden * 2 / hw.link_bytes_s + self.eff.allreduce_latency_s)
         return max(mem_s, compute_s) + self._allreduce_s(tokens) + handoff + overhead

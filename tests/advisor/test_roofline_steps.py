@@ -67,9 +67,20 @@ def test_the_per_layer_floor_is_paid_once_per_layer_per_step():
     assert extra == pytest.approx(40 * 5e-5)
 
 
+def test_the_moe_layer_floor_is_paid_per_layer_by_models_with_experts_only():
+    floor = Efficiency(bandwidth=1.0, compute=1.0, step_overhead_s=0.0, per_seq_overhead_s=0.0,
+                       allreduce_latency_s=0.0, per_moe_layer_overhead_s=1e-4)
+    moe, dense = _spec(layers=30, experts=64, experts_per_token=4, intermediate=512), _spec(layers=30)
+    for spec, expected in ((moe, 30 * 1e-4), (dense, 0.0)):
+        extra = _step(spec, 1, floor).step_seconds(0, 0.0, 8, 0.0) - _step(spec, 1).step_seconds(0, 0.0, 8, 0.0)
+        assert extra == pytest.approx(expected)
+
+
 def test_a_fit_becomes_the_efficiencies_it_stands_for():
-    eff = StepFit(scale=2.0, step_overhead_s=0.001, per_seq_overhead_s=1e-5, prefill_scale=0.5,
-                  per_layer_overhead_s=2e-5).efficiency()
+    fit = StepFit(scale=2.0, step_overhead_s=0.001, per_seq_overhead_s=1e-5, prefill_scale=0.5,
+                  per_layer_overhead_s=2e-5, per_moe_layer_overhead_s=7e-5)
+    assert fit.efficiency().per_moe_layer_overhead_s == 7e-5
+    eff = fit.efficiency()
     assert eff.bandwidth == pytest.approx(Efficiency().bandwidth / 2)
     assert eff.compute == pytest.approx(Efficiency().compute * 2)
     assert (eff.step_overhead_s, eff.per_seq_overhead_s, eff.per_layer_overhead_s) == (0.001, 1e-5, 2e-5)
