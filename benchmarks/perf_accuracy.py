@@ -358,7 +358,7 @@ def fit_step(cases: list[Case], raw_tpot: list[float], per_layer: tuple[float, .
     return best[1]
 
 
-PREFILL_SCALES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+PREFILL_SCALES = (0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)  # TTFT is linear in it: steps of 1/8 to 1/4
 
 
 def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, float] | None = None) -> tuple[float, float, float]:
