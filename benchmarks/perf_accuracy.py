@@ -361,25 +361,21 @@ def fit_step(cases: list[Case], raw_tpot: list[float], per_layer: tuple[float, .
 PREFILL_SCALES = (0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)  # TTFT is linear in it: steps of 1/8 to 1/4
 
 
-def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, float] | None = None,
-                scales: tuple[float, ...] = PREFILL_SCALES) -> tuple[float, float, float]:
+def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, float] | None = None) -> tuple[float, float, float]:
     """(prefill scale, per-request cost, its share per concurrent stream) minimising the median TTFT
     error, given TTFTs simulated with the prefill unscaled and no frontend cost (TTFT is mostly one
-    prompt's prefill plus that cost, so it moves with them about linearly); `frontend` fixes the cost,
-    `scales=(1.0,)` the prefill (TTFTs already simulated at their fitted scale)."""
+    prompt's prefill plus that cost, so it moves with them about linearly); `frontend` fixes the cost."""
     costs = [frontend] if frontend else [(a, b) for a in REQUEST_OVERHEADS_S for b in PER_STREAM_OVERHEADS_S]
-    grid = [(p, a, b) for p in scales for a, b in costs]
+    grid = [(p, a, b) for p in PREFILL_SCALES for a, b in costs]
     return min(grid, key=lambda g: _median_err([(g[0] * t + (g[1] + g[2] * c.concurrency) * 1e3, c.ttft_ms)
                                                 for c, t in zip(cases, ttft, strict=True)]))
 
 
 def _fit_group(cases: list[Case]) -> dict[str, Any]:
-    """Per step model: the decode constants from TPOT, then the prefill scale (with the frontend cost,
-    first fitted where the steps are measured) from TTFT; last, the frontend cost on every row as the
-    advisor answers it."""
+    """Per step model: the decode constants from TPOT, then the prefill scale and (fitted where the steps
+    are measured, as it is the engine's own) the frontend cost from TTFT."""
     unit = StepFit(1.0, 0.0)
     fits: dict[str, Any] = {"rows": len(cases)}
-    timed: dict[str, list[Case]] = {}
     kinds: tuple[tuple[str, Callable[[Case, StepFit], StepTimes]], ...] = (
         ("silicon", silicon_step), ("roofline", roofline_step))
     for kind, make in kinds:
@@ -402,20 +398,7 @@ def _fit_group(cases: list[Case]) -> dict[str, Any]:
             fits[kind]["per_layer_overhead_s"] = step.per_layer_overhead_s
             fits[kind]["per_moe_layer_overhead_s"] = step.per_moe_layer_overhead_s
         fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
-        timed[kind] = usable
-    # the frontend cost is the engine's, whatever times its steps: refit it last on every row, each
-    # simulated with the step model the advisor answers it with (measured steps where aiconfigurator has
-    # them, else the roofline) at its fitted constants, rather than on the measured-step rows alone
-    answered = [(c, "silicon" if c in timed["silicon"] else "roofline") for c in cases]
-    ttft0 = [simulate(c, dict(kinds)[kind](c, _step_fit(fits[kind])), 0.0)[0] for c, kind in answered]
-    _, overhead, per_stream = fit_prefill(cases, ttft0, scales=(1.0,))
-    fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
     return fits
-
-
-def _step_fit(raw: dict[str, float]) -> StepFit:
-    return StepFit(raw["scale"], raw["step_overhead_s"], raw["per_seq_overhead_s"], raw["prefill_scale"],
-                   raw.get("per_layer_overhead_s", 0.0), raw.get("per_moe_layer_overhead_s", 0.0))
 
 
 def fit(cases: list[Case], rows_note: str) -> dict[str, Any]:
