@@ -26,20 +26,23 @@ class StepFit:
     """Multiply a step model's decode time by `scale` and its prompt (prefill) time by `prefill_scale`
     (fitted on TPOT and on TTFT respectively: decode is bound by memory, prefill by compute), add
     `step_overhead_s` per iteration, `per_seq_overhead_s` per sequence in it (sampling, metadata) and
-    `per_layer_overhead_s` per layer (the roofline's kernel floors)."""
+    `per_layer_overhead_s` per layer (the roofline's kernel floors), and `per_moe_layer_overhead_s` more per
+    layer of a model with experts (the MoE kernels' floors)."""
 
     scale: float
     step_overhead_s: float
     per_seq_overhead_s: float = 0.0
     prefill_scale: float = 1.0
     per_layer_overhead_s: float = 0.0  # roofline only: measured per-op tables already hold each layer's floor
+    per_moe_layer_overhead_s: float = 0.0  # roofline only: the extra floor of an MoE layer's kernels
 
     def efficiency(self) -> Efficiency:
         """The roofline efficiencies this fit stands for: the default ones divided by the scales."""
         base = Efficiency()
         return Efficiency(bandwidth=base.bandwidth / self.scale, compute=base.compute / self.prefill_scale,
                           step_overhead_s=self.step_overhead_s, per_seq_overhead_s=self.per_seq_overhead_s,
-                          per_layer_overhead_s=self.per_layer_overhead_s)
+                          per_layer_overhead_s=self.per_layer_overhead_s,
+                          per_moe_layer_overhead_s=self.per_moe_layer_overhead_s)
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,9 @@ def _step_fit(where: str, raw: Any) -> StepFit:
                    per_seq_overhead_s=_number(f"{where}.per_seq_overhead_s", raw.get("per_seq_overhead_s", 0.0), 0.0, 0.01),
                    prefill_scale=_number(f"{where}.prefill_scale", raw.get("prefill_scale", 1.0), 0.05, 20.0),
                    per_layer_overhead_s=_number(f"{where}.per_layer_overhead_s", raw.get("per_layer_overhead_s", 0.0),
-                                                0.0, 0.001))
+                                                0.0, 0.001),
+                   per_moe_layer_overhead_s=_number(f"{where}.per_moe_layer_overhead_s",
+                                                    raw.get("per_moe_layer_overhead_s", 0.0), 0.0, 0.002))
 
 
 def parse(data: dict[str, Any]) -> Calibration:

@@ -40,6 +40,14 @@ class Efficiency:
     # not shrink with the batch; aiconfigurator times a step the same way, as per-layer ops x num_layers
     # (aiconfigurator_core/sdk/models/llama.py, the ops built with `self._num_layers`)
     per_layer_overhead_s: float = 0.0
+    # an MoE layer runs more of those kernels than a dense MLP: the router GEMM, top-k, the token
+    # alignment/permutation, two grouped GEMMs with their activation and the weighted un-permutation
+    # (vLLM's fused_moe: moe_align_block_size, two fused_moe_kernel launches, the activation and moe_sum,
+    # vllm/model_executor/layers/fused_moe/fused_moe.py), each with a floor the batch does not shrink, so a
+    # deep MoE model decodes slower than its bytes say; charged per layer of a model with experts (its few
+    # dense first layers, as in DeepSeek-V3, are counted as MoE layers), less what a step's prompt tokens'
+    # compute covers (StepModel.step_seconds)
+    per_moe_layer_overhead_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,17 @@ class StepModel:
         compute_s = flops / (hw.flops * self.eff.compute)
         overhead = (self.eff.step_overhead_s + self.eff.per_seq_overhead_s * (decode_seqs + prefill_seqs)
                     + self.eff.per_layer_overhead_s * m.layers)
+        # the MoE kernels' floor is paid whole by a decode step (its short kernels are latency-bound, and
+        # that is where --fit measures it, on TPOT) but hidden under a prefill chunk's GEMMs: kernel launches
+        # are queued asynchronously, so their cost only shows when the kernels are shorter than them ("especially
+        # when the CPU cannot keep up with feeding work to the GPU",
+        # https://docs.nvidia.com/dl-cuda-graph/cuda-graph-basics/cuda-graph.html), and the fixed padding
+        # moe_align_block_size adds per expert (up to block_size - 1 tokens each,
+        # vllm/model_executor/layers/fused_moe/moe_align_block_size.py) vanishes beside thousands of prompt
+        # tokens; so only the part of it the prompt tokens' compute does not cover is added
+        moe_floor_s = self.eff.per_moe_layer_overhead_s * m.layers if m.experts else 0.0
+        prefill_compute_s = 2 * m.params_active * prefill_tokens / hw.tp / (hw.flops * self.eff.compute)
         # pipeline stages run one after another for a given batch; each hands its activations on
         handoff = (hw.pp - 1) * (tokens * m.hidden * 2 / hw.link_bytes_s + self.eff.allreduce_latency_s)
-        return max(mem_s, compute_s) + self._allreduce_s(tokens) + handoff + overhead
+        return (max(mem_s, compute_s) + max(0.0, moe_floor_s - prefill_compute_s) + self._allreduce_s(tokens)
+                + handoff + overhead)

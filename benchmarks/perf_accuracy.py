@@ -249,9 +249,13 @@ def aiconfigurator(c: Case, cal: Calibration) -> tuple[float, float]:
     config = build_model_config(tp_size=t.tp, pp_size=t.pp, attention_dp_size=1, moe_tp_size=t.moe_tp or 1,
                                 moe_ep_size=t.moe_ep or 1, gemm_quant_mode=t.gemm_quant, moe_quant_mode=t.moe_quant)
     model = get_model(t.model_path, config, t.backend)
-    result = get_backend(t.backend).run_agg(model, perf_database.get_database(t.system, t.backend, t.version),
-                                            RuntimeConfig(batch_size=c.concurrency, isl=c.isl, osl=c.osl),
+    database = perf_database.get_database(t.system, t.backend, t.version)
+    if database is None:
+        raise SiliconUnavailable(f"no database for {t.system} {t.backend} {t.version}")
+    result = get_backend(t.backend).run_agg(model, database, RuntimeConfig(batch_size=c.concurrency, isl=c.isl, osl=c.osl),
                                             ctx_tokens=BATCHED_TOKENS).get_result_dict()
+    if result is None:
+        raise SiliconUnavailable(f"run_agg gave no result for {t}")
     return float(result["ttft"]), float(result["tpot"])
 
 
@@ -326,29 +330,35 @@ PER_SEQ_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00008)
 REQUEST_OVERHEADS_S = (0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3)
 PER_STREAM_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.004, 0.008)
 PER_LAYER_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00006, 0.00008, 0.00012)  # roofline only
+# roofline only, charged per layer of an MoE model on top of the per-layer floor (Efficiency.per_moe_layer_overhead_s)
+PER_MOE_LAYER_OVERHEADS_S = (0.0, 0.00002, 0.00004, 0.00006, 0.00008, 0.00012, 0.00016, 0.0002, 0.00025, 0.0003)
 
 
 def _median_err(pairs: list[tuple[float, float]]) -> float:
     return percentile([abs_pct(p, m) for p, m in pairs], 50)
 
 
-def fit_step(cases: list[Case], raw_tpot: list[float], per_layer: tuple[float, ...] = (0.0,)) -> StepFit:
-    """Scale, per-step, per-sequence (and, given a grid, per-layer) costs minimising the median TPOT error,
-    given TPOTs simulated unscaled (TPOT is one decode step's time, which moves with these directly; the
-    batch is the row's concurrency)."""
+def fit_step(cases: list[Case], raw_tpot: list[float], per_layer: tuple[float, ...] = (0.0,),
+             per_moe_layer: tuple[float, ...] = (0.0,)) -> StepFit:
+    """Scale, per-step, per-sequence (and, given grids, per-layer and per-MoE-layer) costs minimising the
+    median TPOT error, given TPOTs simulated unscaled (TPOT is one decode step's time, which moves with
+    these directly; the batch is the row's concurrency)."""
     best: tuple[float, StepFit] | None = None
     pairs = [(c, x) for c, x in zip(cases, raw_tpot, strict=True) if x > 0]
-    for overhead, per_seq, layer in itertools.product(STEP_OVERHEADS_S, PER_SEQ_OVERHEADS_S, per_layer):
-        fixed = [(overhead + per_seq * c.concurrency + layer * c.spec.layers) * 1e3 for c, _ in pairs]
+    grid = itertools.product(STEP_OVERHEADS_S, PER_SEQ_OVERHEADS_S, per_layer, per_moe_layer)
+    for overhead, per_seq, layer, moe in grid:
+        fixed = [(overhead + per_seq * c.concurrency + (layer + (moe if c.spec.experts else 0.0)) * c.spec.layers) * 1e3
+                 for c, _ in pairs]
         scale = min(20.0, max(0.05, percentile([(c.tpot_ms - f) / x for (c, x), f in zip(pairs, fixed, strict=True)], 50)))
         err = _median_err([(scale * x + f, c.tpot_ms) for (c, x), f in zip(pairs, fixed, strict=True)])
         if best is None or err < best[0]:
-            best = (err, StepFit(round(scale, 4), overhead, per_seq, per_layer_overhead_s=layer))
+            best = (err, StepFit(round(scale, 4), overhead, per_seq, per_layer_overhead_s=layer,
+                                 per_moe_layer_overhead_s=moe))
     assert best is not None
     return best[1]
 
 
-PREFILL_SCALES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+PREFILL_SCALES = (0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)  # TTFT is linear in it: steps of 1/8 to 1/4
 
 
 def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, float] | None = None) -> tuple[float, float, float]:
@@ -376,7 +386,9 @@ def _fit_group(cases: list[Case]) -> dict[str, Any]:
                 usable.append(c)
             except SiliconUnavailable:  # rows aiconfigurator cannot time are left out of its fit
                 continue
-        step = fit_step(usable, raw, PER_LAYER_OVERHEADS_S if kind == "roofline" else (0.0,))
+        roofline = kind == "roofline"
+        step = fit_step(usable, raw, PER_LAYER_OVERHEADS_S if roofline else (0.0,),
+                        PER_MOE_LAYER_OVERHEADS_S if roofline else (0.0,))
         ttft = [simulate(c, make(c, step), 0.0)[0] for c in usable]
         frontend = (fits["request_overhead_s"], fits["per_stream_overhead_s"]) if kind == "roofline" else None
         prefill, overhead, per_stream = fit_prefill(usable, ttft, frontend)
@@ -384,6 +396,7 @@ def _fit_group(cases: list[Case]) -> dict[str, Any]:
                       "per_seq_overhead_s": step.per_seq_overhead_s}
         if kind == "roofline":
             fits[kind]["per_layer_overhead_s"] = step.per_layer_overhead_s
+            fits[kind]["per_moe_layer_overhead_s"] = step.per_moe_layer_overhead_s
         fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
     return fits
 
@@ -422,8 +435,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         doc = fit(fit_cases, f"{len(fit_cases)} agg rows: the seeded fit half of h200_sxm and other systems "
                              f"(at most {SAMPLE['fit']} + {SAMPLE['other']} per backend)")
         (CATALOG_DIR / "calibration.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        calibration.cache_clear()
-    cal = calibration()
+    # the new constants, parsed here: calibration() would re-read the catalog's cached copy of the old file
+    cal = parse(doc) if args.fit else calibration()
     names = EVALUATED[args.split]
     report = {name: evaluate(sample(sets[name], None if name == "validation" else SAMPLE.get(name)), cal)
               for name in names}

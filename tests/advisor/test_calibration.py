@@ -33,6 +33,7 @@ def test_the_frontend_cost_grows_with_the_streams_it_serves():
     (("engines", "default", "roofline", "step_overhead_s"), float("nan"), "roofline.step_overhead_s"),
     (("engines", "default", "per_stream_overhead_s"), 5, "per_stream_overhead_s"),
     (("engines", "default", "roofline", "per_layer_overhead_s"), 0.01, "roofline.per_layer_overhead_s"),
+    (("engines", "default", "roofline", "per_moe_layer_overhead_s"), -1e-5, "roofline.per_moe_layer_overhead_s"),
     (("fitted", "held_out_systems"), ["b200_sxm"], "h100_sxm"),
     (("systems", "h200-sxm-141gb"), "", "systems.h200-sxm-141gb"),
 ])

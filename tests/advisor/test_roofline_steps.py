@@ -67,9 +67,38 @@ def test_the_per_layer_floor_is_paid_once_per_layer_per_step():
     assert extra == pytest.approx(40 * 5e-5)
 
 
+def test_the_moe_layer_floor_is_paid_per_layer_by_models_with_experts_only():
+    floor = Efficiency(bandwidth=1.0, compute=1.0, step_overhead_s=0.0, per_seq_overhead_s=0.0,
+                       allreduce_latency_s=0.0, per_moe_layer_overhead_s=1e-4)
+    moe, dense = _spec(layers=30, experts=64, experts_per_token=4, intermediate=512), _spec(layers=30)
+    for spec, expected in ((moe, 30 * 1e-4), (dense, 0.0)):
+        extra = _step(spec, 1, floor).step_seconds(0, 0.0, 8, 0.0) - _step(spec, 1).step_seconds(0, 0.0, 8, 0.0)
+        assert extra == pytest.approx(expected)
+
+
+def test_the_moe_layer_floor_is_hidden_under_the_prompt_compute_that_covers_it():
+    spec = _spec(layers=30, experts=64, experts_per_token=4, intermediate=512)
+    bare = Efficiency(bandwidth=1e30, compute=1.0, step_overhead_s=0.0, per_seq_overhead_s=0.0,
+                      allreduce_latency_s=0.0)
+    floor = Efficiency(**{**bare.__dict__, "per_moe_layer_overhead_s": 1e-4})
+    flops = 2 * spec.params_active * 100 / (30 * 1e-4)  # 100 prompt tokens compute for the whole floor
+
+    def extra(prefill_tokens: int, decode_seqs: int) -> float:
+        def run(eff: Efficiency) -> float:
+            return _step(spec, 1, eff, flops).step_seconds(prefill_tokens, 0.0, decode_seqs, 0.0,
+                                                           1 if prefill_tokens else 0)
+        return run(floor) - run(bare)
+
+    assert extra(0, 64) == pytest.approx(30 * 1e-4)  # a decode step pays all of it
+    assert extra(50, 8) == pytest.approx(30 * 1e-4 / 2)  # half covered by the prompt chunk
+    assert extra(4096, 8) == pytest.approx(0.0, abs=1e-12)  # a long prefill chunk hides it
+
+
 def test_a_fit_becomes_the_efficiencies_it_stands_for():
-    eff = StepFit(scale=2.0, step_overhead_s=0.001, per_seq_overhead_s=1e-5, prefill_scale=0.5,
-                  per_layer_overhead_s=2e-5).efficiency()
+    fit = StepFit(scale=2.0, step_overhead_s=0.001, per_seq_overhead_s=1e-5, prefill_scale=0.5,
+                  per_layer_overhead_s=2e-5, per_moe_layer_overhead_s=7e-5)
+    assert fit.efficiency().per_moe_layer_overhead_s == 7e-5
+    eff = fit.efficiency()
     assert eff.bandwidth == pytest.approx(Efficiency().bandwidth / 2)
     assert eff.compute == pytest.approx(Efficiency().compute * 2)
     assert (eff.step_overhead_s, eff.per_seq_overhead_s, eff.per_layer_overhead_s) == (0.001, 1e-5, 2e-5)

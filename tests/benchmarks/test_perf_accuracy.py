@@ -41,3 +41,23 @@ def test_iterating_with_split_fit_never_evaluates_the_validation_half():
     assert "validation" not in EVALUATED["fit"]
     assert set(EVALUATED["all"]) == {"validation", "fit", "other"}
 
+
+
+def test_the_fit_recovers_an_moe_layer_floor_that_dense_rows_do_not_pay():
+    from types import SimpleNamespace
+
+    from benchmarks.perf_accuracy import PER_MOE_LAYER_OVERHEADS_S, fit_step
+
+    floor = PER_MOE_LAYER_OVERHEADS_S[5]
+    cases, raw = [], []
+    for i in range(8):
+        moe = i % 2 == 1
+        spec = SimpleNamespace(layers=20 + 10 * i, experts=64 if moe else 0)
+        unscaled = 3.0 + i  # ms, as simulated with scale 1 and no fixed costs
+        tpot = 2.0 * unscaled + (floor * spec.layers * 1e3 if moe else 0.0)
+        cases.append(SimpleNamespace(spec=spec, concurrency=4 + i, tpot_ms=tpot))
+        raw.append(unscaled)
+    fit = fit_step(cases, raw, (0.0,), PER_MOE_LAYER_OVERHEADS_S)  # type: ignore[arg-type]
+    assert fit.per_moe_layer_overhead_s == floor
+    assert fit.scale == pytest.approx(2.0)
+    assert (fit.step_overhead_s, fit.per_seq_overhead_s) == (0.0, 0.0)
