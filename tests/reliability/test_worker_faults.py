@@ -100,18 +100,28 @@ def test_work_sent_while_postgres_is_down_completes_when_it_is_back(stack: Stack
 
 
 def test_a_task_whose_worker_is_killed_is_redelivered_and_takes_effect_once(stack: Stack) -> None:
-    # Twelve tasks, not four: a score takes milliseconds, and a worker that had prefetched only four
-    # could finish them all between its "received" line and the kill (seen once on a loaded 2-core CI).
-    papers = stack.paper_ids(12)
-    assert len(papers) == 12, "the seed corpus should hold at least twelve papers"
-    worker = stack.worker("killed")
-    for paper_id in papers:
-        stack.publish(SCORE, paper_id, queue="parse")
-    # Kill the whole worker (parent and pool) with SIGKILL as soon as it has taken a task: no
-    # acknowledgement can be sent, so the broker must hand the unfinished work to the next worker.
-    wait_until(lambda: "received" in (stack.log_dir / "killed.log").read_text(), 60, "the worker to take a task")
-    os.killpg(worker.pid, signal.SIGKILL)
-    worker.wait(timeout=10)
+    papers = stack.paper_ids(4)
+    assert len(papers) == 4, "the seed corpus should hold at least four papers"
+    # A score takes milliseconds: a worker could finish every task between its "received" line and the
+    # kill (it did twice on a loaded 2-core CI). Holding the papers' row locks keeps the task in flight:
+    # score_paper's transaction waits on its SELECT ... FOR UPDATE until the kill, and dies uncommitted.
+    lock = psycopg.connect(stack.postgres.url, connect_timeout=5)
+    try:
+        lock.execute("SELECT id FROM papers_paper WHERE id = ANY(%s) FOR UPDATE", (papers,))
+        worker = stack.worker("killed")
+        for paper_id in papers:
+            stack.publish(SCORE, paper_id, queue="parse")
+        wait_until(lambda: "received" in (stack.log_dir / "killed.log").read_text(), 60, "the worker to take a task")
+        wait_until(lambda: stack.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                       "AND pid <> %s", lock.info.backend_pid)[0][0], 60,
+                   "the task to wait on a paper's row lock")
+        # Kill the whole worker (parent and pool) with SIGKILL while it holds that task: no acknowledgement
+        # can be sent, so the broker must hand the unfinished work to the next worker.
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=10)
+    finally:
+        lock.rollback()
+        lock.close()
 
     taken = re.findall(r"\[([0-9a-f-]{36})\] received", (stack.log_dir / "killed.log").read_text())
     finished = re.findall(r"\[([0-9a-f-]{36})\] succeeded", (stack.log_dir / "killed.log").read_text())
