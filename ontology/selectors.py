@@ -38,7 +38,14 @@ from ontology.query_terms import expand_query
 from ontology.quotes import QuotedPage, display_quote, has_soup, readable_text, with_display_quotes
 from ontology.schema import MAX_QUOTE
 from ontology.search_index import fact_text, paper_text, section_text
-from ontology.techniques import EVALUATES_MIN_FACTS, TechniqueSpec, paper_role, techniques, techniques_in_text
+from ontology.techniques import (
+    EVALUATES_MIN_FACTS,
+    TechniqueSpec,
+    names_technique,
+    paper_role,
+    techniques,
+    techniques_in_text,
+)
 from ontology.units import format_number
 from ontology.vocabulary import canonical_parameter, parameters_in_question, spec_for
 
@@ -343,7 +350,7 @@ def _technique_row(link: FactTechnique) -> dict[str, Any]:
         "value": fact.value or None, "value_num": fact.value_num, "unit": fact.unit or None,
         "condition": fact.condition or None, "effect": fact.effect or None,
         "verified": fact.status == Fact.Status.VERIFIED, "linked_by": link.linked_by,
-        "names_technique": link.technique.name in techniques_in_text(fact.quote),
+        "names_technique": names_technique(link.technique.name, fact.quote),
         "environment": fact.paper.environment or {},
     }
 
@@ -390,7 +397,7 @@ def paper_techniques(paper_id: int) -> list[str]:
     counts: dict[str, int] = defaultdict(int)
     for link in (FactTechnique.objects.filter(fact__paper_id=paper_id).exclude(fact__status__in=HIDDEN_STATUSES)
                  .select_related("fact", "technique")):
-        counts[link.technique.name] += link.technique.name in techniques_in_text(link.fact.quote)
+        counts[link.technique.name] += names_technique(link.technique.name, link.fact.quote)
     return [name for name in techniques() if counts.get(name, 0) >= EVALUATES_MIN_FACTS]
 
 

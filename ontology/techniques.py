@@ -118,6 +118,13 @@ def techniques_in_text(text: str) -> list[str]:
     return [name for name, pattern in _patterns().items() if pattern.search(text)]
 
 
+def names_technique(name: str, text: str) -> bool:
+    """True when `text` uses the words of technique `name`: `name in techniques_in_text(text)` with one
+    pattern, not the whole vocabulary (run per linked fact on every advisor request)."""
+    pattern = _patterns().get(name)
+    return bool(pattern and pattern.search(text or ""))
+
+
 def techniques_for_fact(fact: dict[str, Any]) -> list[str]:
     """The techniques one fact (a dict with subject, parameter, quote, condition, effect) is about."""
     parameter = canonical_parameter(fact.get("parameter") or "")
