@@ -84,14 +84,20 @@ def _written_value(text: str, eng: EngineProfile, key: str) -> str | None:
 _OFF = ("false", "0", "off", "no", "none", "{}")
 
 
+def _env_value(text: str, env: str) -> str | None:
+    """The value the text assigns to environment variable `env` (`GGML_SYCL_FA_ONEDNN=0`), None when unassigned."""
+    assigned = re.search(rf"(?<![\w-]){re.escape(env)}\s*=\s*([\w.-]+)", text)
+    return assigned.group(1) if assigned else None
+
+
 def _turned_on(text: str, eng: EngineProfile, sw: Switch) -> bool:
     """The command line turns the feature on: its enabling flag is written (a switch dropped to turn it off), or
     its flag is written with a value other than the one that turns it off (`--fit on`); for a variable's code path,
     the variable set to another value, or the flag of the feature it is a path of turned on (`-fa on`)."""
     if sw.env is not None:
-        assigned = re.search(rf"(?<![\w-]){re.escape(sw.env)}\s*=\s*([\w.-]+)", text)
-        if assigned:
-            return assigned.group(1).lower() != (sw.value or "").lower()
+        assigned = _env_value(text, sw.env)
+        if assigned is not None:
+            return assigned.lower() != (sw.value or "").lower()
         under = _written_value(text, eng, sw.under) if sw.under else None
         return under is not None and under.lower() not in _OFF
     assert sw.knob is not None
@@ -108,8 +114,8 @@ def _turned_off(text: str, eng: EngineProfile, sw: Switch) -> bool:
     if sw.value is None:
         return False
     if sw.env is not None:
-        assigned = re.search(rf"(?<![\w-]){re.escape(sw.env)}\s*=\s*([\w.-]+)", text)
-        return assigned is not None and assigned.group(1).lower() == sw.value.lower()
+        assigned = _env_value(text, sw.env)
+        return assigned is not None and assigned.lower() == sw.value.lower()
     written = _written_value(text, eng, sw.knob) if sw.knob is not None else None
     return written is not None and written.lower() == sw.value.lower()
 

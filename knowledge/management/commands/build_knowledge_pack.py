@@ -38,8 +38,7 @@ def _records(path: Path) -> list[PaperRecord]:
 
 
 def _facts_by_paper(path: Path) -> dict[str, list[dict]]:
-    _, lines = read_file(path)
-    return {record.arxiv_id: [f.model_dump() for f in record.facts] for _, record in lines if not isinstance(record, str)}
+    return {record.arxiv_id: [f.model_dump() for f in record.facts] for record in _records(path)}
 
 
 class Command(BaseCommand):
