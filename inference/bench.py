@@ -490,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     engine = LLMEngine(config, loaded)
     reqs = workload(args.seed, args.requests, loaded.config.vocab_size)
     weights = ("int8 weights, float32 activations" if config.int8 else str(dtype).removeprefix("torch.") + (
-        f", int8 block copies for decode ({int8_blocks.kernel_choice().isa})" if config.int8_decode else ""))
+        f", int8 blocks for calls of <= {int8_blocks.max_rows()} rows ({int8_blocks.kernel_choice().isa})"
+        if config.int8_decode else ""))
     results: dict[str, Any] = {"model": loaded.name, "device": args.device, "dtype": str(dtype).removeprefix("torch."),
                                "weights": weights, "threads": torch.get_num_threads(), "requests": len(reqs),
                                "useful_output_tokens": sum(r.output_len for r in reqs),

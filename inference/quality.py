@@ -8,9 +8,9 @@ next-token distributions are compared: KL(reference || candidate) and whether th
 `python -m inference.profile --quality` prints it; tests/inference/test_int8.py asserts on it.
 
 Caveat for `int8_decode`: each teacher-forced step computes only the 1-8 tokens past the prefix cache's last
-full block, and calls of more rows than the kernel's limit (`int8_blocks.max_rows()`: 4 for AVX2 and VNNI,
-64 for AMX) run on the dense weights, so where that limit is 4 part of the steps measure no int8 at all and
-the figure is a lower bound on its loss.
+full block, and calls of more rows than the kernel's limit (`int8_blocks.max_rows()`: 4 for AVX2, 64 for
+AMX, 512 for VNNI) run on the dense weights, so where that limit is 4 part of the steps measure no int8 at
+all and the figure is a lower bound on its loss.
 """
 
 from __future__ import annotations

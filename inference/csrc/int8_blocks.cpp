@@ -7,13 +7,11 @@
 // arithmetic; only the per-group scaling and the sum over groups are float32.
 //
 // Kernels (chosen per call by `isa`, dispatched in inference/layers/int8_blocks.py):
-// - AVX512-VNNI: vpdpbusd multiplies unsigned by signed bytes, so each weight byte is flipped to
-//   w + 128 (one xor) and the group's sum starts at -128 * sum(x), which makes it exactly sum(w * x).
-//   A tile of 4 rows x 2 weight rows keeps 8 int32 and 8 float32 accumulators in registers, and
-//   reads each weight byte from memory once per 4 activation rows.
+// - AMX: tdpbssd on [rows x 64] activation tiles and pre-tiled [64 x 16] weight tiles.
+// - AVX512-VNNI: vpdpbusd on the same weight tiles, 16 weight rows per register (see block_avx512).
 // - AVX2: vpmaddubsw on |w| and x with w's sign (|w|, |x| <= 127, so the 16-bit pair sums cannot
-//   saturate), then vpmaddwd by ones: the same exact int32 group sums, more instructions.
-// Both give the same int32 group sums; only the float32 summation order differs from the reference
+//   saturate), then vpmaddwd by ones, on row-major weights.
+// All give the same int32 group sums; only the float32 summation order differs from the reference
 // (tests/inference/test_int8_blocks.py).
 
 #include "int8_blocks.h"
@@ -40,31 +38,75 @@ struct Activations {
   int64_t rows, k, groups;
 };
 
+// One group of kGroup inputs: q = round_half_even(x * 127 / amax); returns amax and sets *sum = sum(q).
 template <typename T>
-Activations quantize(const T* x, int64_t rows, int64_t k) {
+float quantize_group(const T* src, int8_t* q, int32_t* sum) {
+  float wide[kGroup];
+  float amax = 0.f;
+  for (int64_t i = 0; i < kGroup; ++i) {
+    wide[i] = static_cast<float>(src[i]);
+    amax = std::max(amax, std::fabs(wide[i]));
+  }
+  const float inv = amax > 0.f ? 127.f / amax : 0.f;
+  int32_t total = 0;
+  for (int64_t i = 0; i < kGroup; ++i) {
+    q[i] = static_cast<int8_t>(std::nearbyint(wide[i] * inv));
+    total += q[i];
+  }
+  *sum = total;
+  return amax;
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// The same in 16-lane registers (prefill chunks quantise hundreds of rows per call); cvtps_epi32 rounds
+// half to even under the default MXCSR, as nearbyint does.
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const at::BFloat16* p) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
+}
+
+template <typename T>
+float quantize_group_avx512(const T* src, int8_t* q, int32_t* sum) {
+  constexpr int kLanes = 16, kVectors = kGroup / kLanes;
+  __m512 v[kVectors];
+  __m512 amax = _mm512_setzero_ps();
+  for (int i = 0; i < kVectors; ++i) {
+    v[i] = load16(src + i * kLanes);
+    amax = _mm512_max_ps(amax, _mm512_abs_ps(v[i]));
+  }
+  const float top = _mm512_reduce_max_ps(amax);
+  const __m512 inv = _mm512_set1_ps(top > 0.f ? 127.f / top : 0.f);
+  __m512i total = _mm512_setzero_si512();
+  for (int i = 0; i < kVectors; ++i) {
+    const __m512i qi = _mm512_cvtps_epi32(_mm512_mul_ps(v[i], inv));
+    total = _mm512_add_epi32(total, qi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i * kLanes), _mm512_cvtepi32_epi8(qi));
+  }
+  *sum = _mm512_reduce_add_epi32(total);
+  return top;
+}
+#endif
+
+// `avx512`: the AVX-512 group quantiser (the AVX2 kernel takes the plain one, so forcing it tests that too).
+template <typename T>
+Activations quantize(const T* x, int64_t rows, int64_t k, bool avx512) {
   const int64_t groups = k / kGroup;
   Activations a{std::vector<int8_t>(rows * k), std::vector<float>(rows * groups),
                 std::vector<int32_t>(rows * groups), rows, k, groups};
-  float wide[kGroup];
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t g = 0; g < groups; ++g) {
-      const T* src = x + r * k + g * kGroup;
-      float amax = 0.f;
-      for (int64_t i = 0; i < kGroup; ++i) {
-        wide[i] = static_cast<float>(src[i]);
-        amax = std::max(amax, std::fabs(wide[i]));
-      }
-      const float inv = amax > 0.f ? 127.f / amax : 0.f;
-      int8_t* q = a.q.data() + r * k + g * kGroup;
-      int32_t sum = 0;
-      for (int64_t i = 0; i < kGroup; ++i) {
-        q[i] = static_cast<int8_t>(std::nearbyint(wide[i] * inv));
-        sum += q[i];
-      }
-      a.scale[r * groups + g] = amax / 127.f;
-      a.correction[r * groups + g] = -128 * sum;
+  at::parallel_for(0, rows * groups, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {  // i = r * groups + g: group g of row r
+      int32_t sum;
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+      const float amax = avx512 ? quantize_group_avx512(x + i * kGroup, a.q.data() + i * kGroup, &sum)
+                              : quantize_group(x + i * kGroup, a.q.data() + i * kGroup, &sum);
+#else
+      const float amax = quantize_group(x + i * kGroup, a.q.data() + i * kGroup, &sum);
+#endif
+      a.scale[i] = amax / 127.f;
+      a.correction[i] = -128 * sum;
     }
-  }
+  });
   return a;
 }
 
@@ -76,39 +118,64 @@ struct Weights {
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #define INT8_BLOCKS_AVX512 1
-// out[m][n] for rows [m0, m0 + MT) and weight rows [n0, n0 + NT).
-template <int MT, int NT>
-void tile_avx512(const Activations& a, int64_t m0, const Weights& w, int64_t n0, float* out, int64_t ldo) {
+// AVX512-VNNI on the tiled layout (the AMX kernel's, tile_weights in layers/int8_blocks.py): a tile row
+// of 64 bytes holds 4 consecutive inputs of each of 16 weight rows, so one zmm of weights times one
+// activation quad broadcast to all lanes gives 16 weight rows' partial dot products at once, lane j for
+// weight row j. After a group's 32 tile rows each lane holds a whole group's dot product, so the scaling
+// costs one convert and two multiplies per 16 outputs (the row-major layout needed them per output and
+// a horizontal sum at the end), and the weights of one 16-row block are read from memory once for all
+// activation rows (they stay in L1/L2 while MT-row slices of the activations pass).
+// vpdpbusd multiplies unsigned by signed bytes: weights are flipped to w + 128 (one xor per load) and
+// every lane's group sum starts at -128 * sum(x), which makes it exactly sum(w * x).
+template <int MT>
+void block_avx512(const Activations& a, int64_t m0, const Weights& w, int64_t nb, float* out) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512 acc[MT][NT];
-  for (int m = 0; m < MT; ++m)
-    for (int n = 0; n < NT; ++n) acc[m][n] = _mm512_setzero_ps();
+  const int64_t chunks = w.k / 64;
+  const int8_t* tiles = w.q + nb * chunks * 1024;
+  const float* wscale = w.scale + nb * w.groups * 16;
+  __m512 acc[MT];
+  for (int m = 0; m < MT; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t g = 0; g < w.groups; ++g) {
-    __m512i isum[MT][NT];
-    for (int m = 0; m < MT; ++m) {
-      const __m512i start = _mm512_maskz_set1_epi32(1, a.correction[(m0 + m) * a.groups + g]);
-      for (int n = 0; n < NT; ++n) isum[m][n] = start;
-    }
-    for (int64_t c = 0; c < kGroup; c += 64) {
-      const int64_t off = g * kGroup + c;
-      __m512i wv[NT];
-      for (int n = 0; n < NT; ++n)
-        wv[n] = _mm512_xor_si512(_mm512_loadu_si512(w.q + (n0 + n) * w.k + off), flip);
+    __m512i isum[MT];
+    for (int m = 0; m < MT; ++m) isum[m] = _mm512_set1_epi32(a.correction[(m0 + m) * a.groups + g]);
+    const int8_t* wrow = tiles + g * (kGroup / 64) * 1024;
+    const int8_t* xg = a.q.data() + m0 * a.k + g * kGroup;
+    for (int64_t quad = 0; quad < kGroup / 4; ++quad) {
+      const __m512i wv = _mm512_xor_si512(_mm512_loadu_si512(wrow + quad * 64), flip);
       for (int m = 0; m < MT; ++m) {
-        const __m512i xv = _mm512_loadu_si512(a.q.data() + (m0 + m) * a.k + off);
-        for (int n = 0; n < NT; ++n) isum[m][n] = _mm512_dpbusd_epi32(isum[m][n], wv[n], xv);
+        int32_t xq;
+        std::memcpy(&xq, xg + m * a.k + quad * 4, 4);
+        isum[m] = _mm512_dpbusd_epi32(isum[m], wv, _mm512_set1_epi32(xq));
       }
     }
-    __m512 ws[NT];
-    for (int n = 0; n < NT; ++n) ws[n] = _mm512_set1_ps(w.scale[(n0 + n) * w.groups + g]);
+    const __m512 ws = _mm512_loadu_ps(wscale + g * 16);
     for (int m = 0; m < MT; ++m) {
-      const __m512 xs = _mm512_set1_ps(a.scale[(m0 + m) * a.groups + g]);
-      for (int n = 0; n < NT; ++n)
-        acc[m][n] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum[m][n]), xs), ws[n], acc[m][n]);
+      const __m512 s = _mm512_mul_ps(_mm512_set1_ps(a.scale[(m0 + m) * a.groups + g]), ws);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[m]), s, acc[m]);
     }
   }
-  for (int m = 0; m < MT; ++m)
-    for (int n = 0; n < NT; ++n) out[(m0 + m) * ldo + n0 + n] = _mm512_reduce_add_ps(acc[m][n]);
+  for (int m = 0; m < MT; ++m) _mm512_storeu_ps(out + (m0 + m) * w.n + nb * 16, acc[m]);
+}
+
+constexpr int kAvx512Rows = 8;  // 8 int32 + 8 float32 accumulators: well within the 32 zmm registers
+
+void gemm_avx512(const Activations& a, const Weights& w, float* out) {
+  at::parallel_for(0, w.n / 16, 2, [&](int64_t begin, int64_t end) {
+    for (int64_t nb = begin; nb < end; ++nb) {
+      int64_t m = 0;
+      for (; m + kAvx512Rows <= a.rows; m += kAvx512Rows) block_avx512<kAvx512Rows>(a, m, w, nb, out);
+      switch (a.rows - m) {
+        case 7: block_avx512<7>(a, m, w, nb, out); break;
+        case 6: block_avx512<6>(a, m, w, nb, out); break;
+        case 5: block_avx512<5>(a, m, w, nb, out); break;
+        case 4: block_avx512<4>(a, m, w, nb, out); break;
+        case 3: block_avx512<3>(a, m, w, nb, out); break;
+        case 2: block_avx512<2>(a, m, w, nb, out); break;
+        case 1: block_avx512<1>(a, m, w, nb, out); break;
+        default: break;
+      }
+    }
+  });
 }
 #endif
 
@@ -245,14 +312,6 @@ void all_rows(const Activations& a, const Weights& w, int64_t n0, float* out) {
   }
 }
 
-#ifdef INT8_BLOCKS_AVX512
-template <int MT, int NT>
-struct Avx512 {
-  static void run(const Activations& a, int64_t m0, const Weights& w, int64_t n0, float* out, int64_t ldo) {
-    tile_avx512<MT, NT>(a, m0, w, n0, out, ldo);
-  }
-};
-#endif
 #ifdef INT8_BLOCKS_AVX2
 template <int MT, int NT>
 struct Avx2 {
@@ -299,8 +358,9 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& qweight, const
   TORCH_CHECK(scales.scalar_type() == torch::kFloat && scales.is_contiguous() && scales.size(0) == n &&
                   scales.size(1) == k / kGroup, "scales must be a contiguous float32 [N, K / ", kGroup, "] tensor");
   TORCH_CHECK(x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kBFloat16, "x must be float32 or bfloat16");
-  const Activations a = x.scalar_type() == torch::kBFloat16 ? quantize(x.data_ptr<at::BFloat16>(), rows, k)
-                                                            : quantize(x.data_ptr<float>(), rows, k);
+  const bool avx512 = isa != kAvx2;
+  const Activations a = x.scalar_type() == torch::kBFloat16 ? quantize(x.data_ptr<at::BFloat16>(), rows, k, avx512)
+                                                            : quantize(x.data_ptr<float>(), rows, k, avx512);
   const Weights w{qweight.data_ptr<int8_t>(), scales.data_ptr<float>(), n, k, k / kGroup};
   auto out = torch::empty({rows, n}, x.options().dtype(torch::kFloat));
   float* op = out.data_ptr<float>();
@@ -312,15 +372,12 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& qweight, const
       break;
 #endif
 #ifdef INT8_BLOCKS_AVX512
-    case kAuto:
     case kAvx512Vnni:
-      gemm<Avx512>(a, w, op);
+      TORCH_CHECK(n % 16 == 0, "the AVX512-VNNI kernel takes weights of whole 16-row tiles");
+      gemm_avx512(a, w, op);
       break;
 #endif
 #ifdef INT8_BLOCKS_AVX2
-#ifndef INT8_BLOCKS_AVX512
-    case kAuto:
-#endif
     case kAvx2:
       gemm<Avx2>(a, w, op);
       break;

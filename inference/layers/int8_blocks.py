@@ -25,9 +25,11 @@ from inference.extension import load_extension  # the compiled module holds both
 
 GROUP = 128  # csrc/int8_blocks.h kGroup
 ISAS = {"avx2": 1, "avx512_vnni": 2, "amx": 3}  # csrc/int8_blocks.h Isa
-# up to how many rows each kernel beat oneDNN's bf16 GEMM (AMX on the machines measured; see
-# inference/README.md, "Profile"); more rows go to the bf16 weights
-MAX_ROWS = {"amx": 64, "avx512_vnni": 4, "avx2": 4}
+TILED = frozenset({"amx", "avx512_vnni"})  # kernels that take `tile_weights`' layout (16-row weight tiles)
+# up to how many rows each kernel beat oneDNN's bf16 GEMM on the machines measured (inference/README.md,
+# "Profile" and "AVX512-VNNI on tiles"); more rows go to the bf16 weights. VNNI beat it at every size
+# measured, 1-512 rows, which covers every prefill chunk of the default max_num_batched_tokens (512).
+MAX_ROWS = {"amx": 64, "avx512_vnni": 512, "avx2": 4}
 ISA_ENV = "INFRAWIKI_CPU_ISA"
 
 
@@ -70,19 +72,24 @@ def max_rows() -> int:
 
 
 def can_quantize(weight: torch.Tensor) -> bool:
-    """The kernels take weights whose rows split into whole groups (and, for AMX, whole 16-row tiles)."""
-    rows_ok = weight.shape[0] % 16 == 0 or kernel_choice().isa != "amx"
+    """The kernels take weights whose rows split into whole groups (and, for the tiled ones, whole 16-row
+    tiles)."""
+    rows_ok = weight.shape[0] % 16 == 0 or kernel_choice().isa not in TILED
     return weight.dim() == 2 and weight.shape[1] % GROUP == 0 and rows_ok and weight.device.type == "cpu"
 
 
 def for_kernel(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """`weight` quantised and laid out for the chosen kernel (tiled for AMX, else row-major)."""
-    q, scales = quantize_weight(weight)
-    return tile_weights(q, scales) if kernel_choice().isa == "amx" else (q, scales)
+    """`weight` quantised and laid out for the chosen kernel."""
+    return laid_out(*quantize_weight(weight), kernel_choice().isa)
+
+
+def laid_out(q: torch.Tensor, scales: torch.Tensor, isa: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Quantised weights in `isa`'s layout: tiled for AMX and AVX512-VNNI, row-major for AVX2."""
+    return tile_weights(q, scales) if isa in TILED else (q, scales)
 
 
 def tile_weights(q: torch.Tensor, scales: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The AMX kernel's layout, same shapes: per 16 weight rows and 64 inputs a 1 KiB tile whose row r
+    """The AMX and AVX512-VNNI kernels' layout, same shapes: per 16 weight rows and 64 inputs a 1 KiB tile whose row r
     holds inputs 4r..4r+3 of each of the 16 rows; scales group-major within each 16 rows."""
     n, k = q.shape
     tiled = q.view(n // 16, 16, k // 64, 16, 4).permute(0, 2, 3, 1, 4).contiguous().view(n, k)

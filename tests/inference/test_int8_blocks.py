@@ -41,9 +41,9 @@ def test_this_machine_has_a_kernel_to_test():
 @pytest.mark.parametrize(("rows", "k", "n"), [(1, 128, 1), (3, 256, 5), (4, 896, 64), (5, 384, 33), (16, 1536, 70),
                                               (33, 128, 2), (40, 256, 16)])
 def test_kernel_equals_the_reference(module, isa, dtype, rows, k, n):
-    """Tile remainders in both directions (rows not a multiple of the tile's, odd weight rows; AMX takes
-    whole 16-row weight tiles), bias, both dtypes."""
-    if isa == "amx":
+    """Tile remainders in both directions (rows not a multiple of the tile's, odd weight rows; the tiled
+    kernels take whole 16-row weight tiles), bias, both dtypes."""
+    if isa in int8_blocks.TILED:
         n = 16 * (1 + n // 16)
     torch.manual_seed(rows * 1000 + n)
     x = (torch.randn(rows, k) * torch.rand(rows, 1) * 4).to(dtype)
@@ -52,8 +52,7 @@ def test_kernel_equals_the_reference(module, isa, dtype, rows, k, n):
         x[-1, 128:256] = 0
     q, scales = int8_blocks.quantize_weight(torch.randn(n, k))
     bias = torch.randn(n).to(dtype)
-    laid_out = int8_blocks.tile_weights(q, scales) if isa == "amx" else (q, scales)
-    got = module.int8_linear(x, *laid_out, bias, int8_blocks.ISAS[isa])
+    got = module.int8_linear(x, *int8_blocks.laid_out(q, scales, isa), bias, int8_blocks.ISAS[isa])
     want = int8_blocks.reference_linear(x, q, scales, bias)
     assert got.dtype == dtype and got.shape == (rows, n)
     scale = want.float().abs().amax(dim=1, keepdim=True).clamp_min(1e-6)
@@ -72,6 +71,24 @@ def test_quantisation_error_is_small_and_confined_to_a_group():
     no_spike_groups = spiked[:, 128:]
     qx, _ = int8_blocks.quantize_activations(spiked)
     assert torch.equal(qx.flatten(1)[:, 128:], int8_blocks.quantize_activations(no_spike_groups)[0].flatten(1))
+
+
+@pytest.mark.parametrize(("isa", "fast_bf16", "kwargs", "expected"), [
+    ("avx512_vnni", True, {}, True), ("amx", True, {}, True),
+    ("avx2", True, {}, False),  # the AVX2 kernel beat oneDNN's bf16 only up to 4 rows: dense bf16 stays
+    ("avx512_vnni", False, {}, False),  # no native bf16: "auto" is W8A8 int8 (test_int8.py)
+    ("avx512_vnni", True, {"dtype": "bfloat16"}, False),  # an explicit dtype means dense weights
+    ("avx512_vnni", True, {"quantization": "none"}, False),
+])
+def test_auto_picks_int8_blocks_where_a_tiled_kernel_runs_beside_native_bf16(monkeypatch, isa, fast_bf16, kwargs,
+                                                                           expected):
+    from inference import config as config_module
+
+    monkeypatch.setattr(config_module, "cpu_has_fast_bf16", lambda: fast_bf16)
+    monkeypatch.setattr(int8_blocks, "kernel_choice", lambda: int8_blocks.KernelChoice(isa, "test"))
+    config = config_module.Config(**kwargs)
+    assert config.int8_decode is expected
+    assert not (config.int8 and config.int8_decode)
 
 
 def test_the_environment_switch_forces_the_avx2_kernel(monkeypatch):
