@@ -27,8 +27,15 @@ MAX_N = 16  # choices per request: each is a sequence in the running batch
 MAX_STOP = 16  # stop strings per request: each is searched for after every token
 MAX_TOOLS = 128  # functions per request: each becomes two tags of the tool-call grammar
 ROLES = ("system", "developer", "user", "assistant", "tool")
-CALL_START = re.compile(r'<tool_call>\s*|(?=\{"name":)')
+CALL_START = re.compile(r'<tool_call>\s*|(?=\{\s*"name"\s*:)')
 CALL_END = re.compile(r"\s*</tool_call>")
+FENCE_OPEN = re.compile(r"```(?:json)?[ \t]*\n?[ \t]*$")  # a Markdown fence right before a bare call
+FENCE_CLOSE = re.compile(r"\s*```")
+# How a call may begin, with the end that closes it: the Hermes tag, the compact bare object small Qwen
+# models often write instead, and that object pretty-printed (inside a ```json fence, as they also do).
+CALL_FORMS = (("<tool_call>\n{\"name\": \"", '", "arguments": ', "}\n</tool_call>"),
+              ('{"name": "', '", "arguments": ', "}"),
+              ('{\n  "name": "', '",\n  "arguments": ', "\n}"))
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 COMMON_FIELDS = {"model", "stream", "stream_options", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
@@ -228,26 +235,26 @@ def guidance(body: dict[str, Any], tools: list[dict[str, Any]], tool_choice: Any
 
 def tool_call_grammar(tools: list[dict[str, Any]], tool_choice: Any, parallel: Any) -> dict[str, Any]:
     """An xgrammar structural tag: free text where a tool call, once begun, must name an offered tool and
-    give arguments valid under its schema. A call begins with `<tool_call>` (the Hermes format the chat
-    template asks for) or with a bare `{"name": "` (what small Qwen models often write instead)."""
+    give arguments valid under its schema. A call takes one of `CALL_FORMS`: `<tool_call>` (the Hermes
+    format the chat template asks for), or a bare `{"name": ...}` object, compact or pretty-printed (what
+    small Qwen models often write instead)."""
     if not isinstance(parallel, bool):
         raise RequestError("'parallel_tool_calls' must be a boolean", "parallel_tool_calls")
 
-    def tag(fn: dict[str, Any], tagged: bool) -> dict[str, Any]:
-        begin = f'{{"name": "{fn["name"]}", "arguments": '
+    def tag(fn: dict[str, Any], form: tuple[str, str, str]) -> dict[str, Any]:
+        opening, between, end = form
         # one whitespace at most between JSON tokens: a weak model can otherwise emit whitespace until max_tokens
         content = {"type": "json_schema", "json_schema": fn.get("parameters") or {"type": "object"},
                    "max_whitespace_cnt": 1}
-        return {"type": "tag", "begin": "<tool_call>\n" + begin if tagged else begin, "content": content,
-                "end": "}\n</tool_call>" if tagged else "}"}
+        return {"type": "tag", "begin": opening + fn["name"] + between, "content": content, "end": end}
 
     functions = [t["function"] for t in tools]
     if isinstance(tool_choice, dict):
         named = next(fn for fn in functions if fn["name"] == tool_choice["function"]["name"])
-        return {"type": "structural_tag", "format": tag(named, tagged=True)}
+        return {"type": "structural_tag", "format": tag(named, CALL_FORMS[0])}
     return {"type": "structural_tag", "format": {
-        "type": "triggered_tags", "triggers": ["<tool_call>", '{"name": "'],
-        "tags": [tag(fn, tagged) for fn in functions for tagged in (True, False)],
+        "type": "triggered_tags", "triggers": ["<tool_call>"] + [opening for opening, _, _ in CALL_FORMS[1:]],
+        "tags": [tag(fn, form) for fn in functions for form in CALL_FORMS],
         "at_least_one": tool_choice == "required", "stop_after_first": not parallel}}
 
 
@@ -374,7 +381,8 @@ def too_long(size: str, max_model_len: int, max_chars: int) -> str:
 
 def split_tool_calls(text: str, names: list[str]) -> tuple[str | None, list[dict[str, Any]]]:
     """(content outside the calls or None, OpenAI tool_calls): each `<tool_call>{...}</tool_call>` or bare
-    `{"name", "arguments"}` object that names an offered tool. A call cut short by max_tokens stays content."""
+    `{"name", "arguments"}` object that names an offered tool; a ```json fence around a bare call goes with
+    it. A call cut short by max_tokens stays content."""
     decoder = json.JSONDecoder()
     calls, kept, pos = [], [], 0
     for start in CALL_START.finditer(text):
@@ -386,12 +394,17 @@ def split_tool_calls(text: str, names: list[str]) -> tuple[str | None, list[dict
             continue
         if not (isinstance(call, dict) and call.get("name") in names and isinstance(call.get("arguments", {}), dict)):
             continue
+        begin = start.start()
         if start.group():  # the tagged form must be closed
             close = CALL_END.match(text, end)
             if close is None:
                 continue
             end = close.end()
-        kept.append(text[pos:start.start()])
+        else:
+            fence, after = FENCE_OPEN.search(text, pos, begin), FENCE_CLOSE.match(text, end)
+            if fence and after:
+                begin, end = fence.start(), after.end()
+        kept.append(text[pos:begin])
         pos = end
         calls.append({"id": "call_" + uuid.uuid4().hex[:24], "type": "function",
                       "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}})
