@@ -16,7 +16,7 @@ from advisor.estimate import Estimate, arrival_model, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
 from advisor.planner import Option, Plan, default_max_num_seqs, enumerate_options
 from advisor.profiles import profile, profiles
-from advisor.techniques import techniques_for
+from advisor.techniques import techniques_for_each
 from advisor.validation import AdvisorInputError, Request, parse_request
 from advisor.verdict import verdict
 from advisor.versions import at_least
@@ -228,8 +228,8 @@ def recommend(raw: dict[str, Any], *, any_path: bool = False) -> dict[str, Any]:
     plan, chosen = _search(req)
     literature = literature_evidence(req, [opt for opt, _ in chosen]) if chosen else []
     recommendations = [_recommendation(req, opt, est, literature) for opt, est in chosen]
-    for rec in recommendations:
-        rec["techniques"] = techniques_for(req.normalised(), rec)
+    for rec, techniques in zip(recommendations, techniques_for_each(req.normalised(), recommendations), strict=True):
+        rec["techniques"] = techniques
     warnings = [*req.warnings, *plan.log.warnings]
     if req.cuda is None:
         warnings += sorted({f"driver CUDA version not given: {r['engine']} {r['engine_version']} wheels need a driver "

@@ -13,6 +13,7 @@ import logging
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from advisor import profiles
@@ -151,7 +152,7 @@ def _gpu_score(request_gpu: str, row: dict[str, Any]) -> float:
     """Same GPU model 1; same generation (letter) 0.6; another GPU 0.3; unknown 0."""
     want = _GPU_NAME.search(request_gpu.upper())
     env_models = list((row.get("environment") or {}).get("gpu_models") or [])
-    seen = [m.group(0) for m in _GPU_NAME.finditer(row["quote"])] or env_models
+    seen = list(_traits(row["quote"]).gpus) or env_models
     if not want or not seen:
         return 0.0
     if want.group(0) in seen:
@@ -182,6 +183,25 @@ def _readable(quote: str) -> bool:
     return len(tokens) >= 6 and sum(flags) / len(tokens) < 0.3 and longest < AXIS_RUN
 
 
+@dataclass(frozen=True)
+class _QuoteTraits:
+    """What ranking reads from a quote's text alone; cached, since every request ranks the same linked facts."""
+
+    sizes: tuple[float, ...]  # model sizes in billions ("13B")
+    lengths: tuple[float, ...]  # token counts ("2K tokens", "512 prompt")
+    gpus: tuple[str, ...]  # GPU model names ("A100")
+    caption: bool
+    readable: bool
+
+
+@lru_cache(maxsize=65536)
+def _traits(quote: str) -> _QuoteTraits:
+    return _QuoteTraits(sizes=tuple(float(m) for m in _SIZE.findall(quote)),
+                        lengths=tuple(float(n) * (1024 if k else 1) for n, k in _TOKENS.findall(quote)),
+                        gpus=tuple(m.group(0) for m in _GPU_NAME.finditer(quote)),
+                        caption=bool(_CAPTION.match(quote)), readable=_readable(quote))
+
+
 def _model_size_b(rec: dict[str, Any]) -> float | None:
     """The served model's size in billions of parameters, from the weights the advisor sized."""
     weights = (rec.get("estimates") or {}).get("weights_gib")
@@ -202,18 +222,18 @@ def rank_evidence(rows: list[dict[str, Any]], inp: dict[str, Any], rec: dict[str
     size = _model_size_b(rec)
 
     def score(row: dict[str, Any]) -> float:
-        quote = row["quote"]
-        sizes = [float(m) for m in _SIZE.findall(quote)]
+        traits = _traits(row["quote"])
+        sizes = list(traits.sizes)
         if row["parameter"] == "model_size_b" and row.get("value_num"):
             sizes.append(row["value_num"])
-        lengths = [float(n) * (1024 if k else 1) for n, k in _TOKENS.findall(quote)]
+        lengths = list(traits.lengths)
         return float(2.0 * row["names_technique"] + 0.5 * row["verified"] + 0.5 * (row["kind"] == "trade_off")
                 + _gpu_score(str(inp.get("gpu") or ""), row)
                 + (_best(sizes, size, 30.0) if size else 0.0)
                 + max(_best(lengths, w["prompt_tokens"], 16.0), _best(lengths, w["output_tokens"], 16.0))
-                - CAPTION_PENALTY * bool(_CAPTION.match(quote)))
+                - CAPTION_PENALTY * traits.caption)
 
-    candidates = [r for r in rows if named.get(r["paper"], 0) >= EVALUATES_MIN_FACTS and _readable(r["quote"])]
+    candidates = [r for r in rows if named.get(r["paper"], 0) >= EVALUATES_MIN_FACTS and _traits(r["quote"]).readable]
     return sorted(candidates, key=lambda r: (-score(r), r["paper"], r["page"] or 0, r["fact_id"]))
 
 
@@ -271,14 +291,23 @@ def _with_switch(decision: Decision, rec: dict[str, Any]) -> tuple[bool, str | N
 def techniques_for(normalised_input: dict[str, Any], recommendation: dict[str, Any]) -> list[dict[str, Any]]:
     """`[{"name", "enabled", "flag", "why", "evidence": [{"paper", "page", "quote"}]}]` for one recommendation
     (plus `"suggested": true` where the workload points at a technique this configuration leaves to the user)."""
-    decisions = _decisions(normalised_input, recommendation)
-    facts = _linked_facts([d.name for d in decisions])
-    out = []
-    for decision in decisions:
-        enabled, flag, why = _with_switch(decision, recommendation)
-        item = {"name": decision.name, "enabled": enabled, "flag": flag, "why": why,
-                "evidence": _evidence(facts.get(decision.name, []), normalised_input, recommendation)}
-        if decision.suggested:
-            item["suggested"] = True
-        out.append(item)
-    return out
+    return techniques_for_each(normalised_input, [recommendation])[0]
+
+
+def techniques_for_each(normalised_input: dict[str, Any], recommendations: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """`techniques_for` of every recommendation of one request, reading the linked facts once for all of them
+    (the options of a request mostly share their techniques)."""
+    decisions = [_decisions(normalised_input, rec) for rec in recommendations]
+    facts = _linked_facts(sorted({d.name for each in decisions for d in each}))
+    answers = []
+    for rec, decided in zip(recommendations, decisions, strict=True):
+        out = []
+        for decision in decided:
+            enabled, flag, why = _with_switch(decision, rec)
+            item = {"name": decision.name, "enabled": enabled, "flag": flag, "why": why,
+                    "evidence": _evidence(facts.get(decision.name, []), normalised_input, rec)}
+            if decision.suggested:
+                item["suggested"] = True
+            out.append(item)
+        answers.append(out)
+    return answers

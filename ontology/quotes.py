@@ -11,6 +11,7 @@ The pages and table rows come from the papers app, which registers its reader at
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -127,8 +128,10 @@ def display_quote(quote: str, source: QuotedPage | None = None, value: str | Non
             or _nearest_sentence(quote, quote, value))
 
 
+@functools.lru_cache(maxsize=16384)
 def has_soup(text: str) -> bool:
-    """True when `text` is soup or holds a run of figure or table text within its prose."""
+    """True when `text` is soup or holds a run of figure or table text within its prose. Cached: the advisor
+    asks it of the same few hundred technique quotes on every request."""
     return is_soup(text) or without_soup(text) != " ".join(text.split())
 
 

@@ -341,29 +341,39 @@ def fact_history(fact_id: int) -> QuerySet[FactRevision]:
     return FactRevision.objects.filter(fact_id=fact_id).select_related("user").order_by("created_at", "id")
 
 
-def _technique_row(link: FactTechnique) -> dict[str, Any]:
-    fact = link.fact
-    return {
-        "technique": link.technique.name, "fact_id": fact.pk, "paper": fact.paper.arxiv_id, "paper_id": fact.paper_id,
-        "page": fact.page,
-        "quote": fact.quote, "kind": fact.kind, "subject": fact.subject, "parameter": fact.parameter,
-        "value": fact.value or None, "value_num": fact.value_num, "unit": fact.unit or None,
-        "condition": fact.condition or None, "effect": fact.effect or None,
-        "verified": fact.status == Fact.Status.VERIFIED, "linked_by": link.linked_by,
-        "names_technique": names_technique(link.technique.name, fact.quote),
-        "environment": fact.paper.environment or {},
-    }
+_LINK_FIELDS = ("technique__name", "fact_id", "fact__paper__arxiv_id", "fact__paper_id", "fact__page", "fact__quote",
+                "fact__kind", "fact__subject", "fact__parameter", "fact__value", "fact__value_num", "fact__unit",
+                "fact__condition", "fact__effect", "fact__status", "linked_by", "fact__paper__environment")
+
+
+def _technique_rows(links: QuerySet[FactTechnique], *extra: str, limit: int | None = None) -> list[dict[str, Any]]:
+    """Technique rows (the first `limit`) read as plain values: the advisor reads a few hundred per request,
+    and model instances cost more than the query; `extra` names annotations to carry along."""
+    rows = []
+    for v in links.values(*_LINK_FIELDS, *extra)[:limit]:
+        name, quote = v["technique__name"], v["fact__quote"]
+        rows.append({
+            "technique": name, "fact_id": v["fact_id"], "paper": v["fact__paper__arxiv_id"],
+            "paper_id": v["fact__paper_id"], "page": v["fact__page"],
+            "quote": quote, "kind": v["fact__kind"], "subject": v["fact__subject"], "parameter": v["fact__parameter"],
+            "value": v["fact__value"] or None, "value_num": v["fact__value_num"], "unit": v["fact__unit"] or None,
+            "condition": v["fact__condition"] or None, "effect": v["fact__effect"] or None,
+            "verified": v["fact__status"] == Fact.Status.VERIFIED, "linked_by": v["linked_by"],
+            "names_technique": names_technique(name, quote),
+            "environment": v["fact__paper__environment"] or {},
+            **{key: v[key] for key in extra},
+        })
+    return rows
 
 
 def technique_facts(names: list[str] | None = None) -> list[dict[str, Any]]:
     """Every live fact linked to one of `names` (None: all techniques), as dicts with the paper's
     reported environment; `names_technique` says the quote itself uses the technique's words.
     One query. Read by the advisor's technique evidence and by diagnose."""
-    links = FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES).select_related("fact__paper", "technique")
+    links = FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES)
     if names is not None:
         links = links.filter(technique__name__in=names)
-    return _shown([_technique_row(link) for link in links.order_by("technique__name", "fact__paper__arxiv_id",
-                                                                   "fact__page", "fact_id")])
+    return _shown(_technique_rows(links.order_by("technique__name", "fact__paper__arxiv_id", "fact__page", "fact_id")))
 
 
 def _shown(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -378,9 +388,8 @@ def technique_facts_near(vector, name: str, limit: int = 30) -> list[dict[str, A
 
     links = (FactTechnique.objects.exclude(fact__status__in=HIDDEN_STATUSES)
              .filter(technique__name=name, fact__document__isnull=False)
-             .select_related("fact__paper", "technique")
              .annotate(distance=CosineDistance("fact__document__embedding", vector)).order_by("distance", "fact_id"))
-    return _shown([{**_technique_row(link), "distance": float(link.distance)} for link in links[:limit]])
+    return _shown([{**row, "distance": float(row["distance"])} for row in _technique_rows(links, "distance", limit=limit)])
 
 
 def techniques_of_facts(fact_ids: list[int]) -> dict[int, list[str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -118,9 +118,10 @@ def techniques_in_text(text: str) -> list[str]:
     return [name for name, pattern in _patterns().items() if pattern.search(text)]
 
 
+@lru_cache(maxsize=65536)
 def names_technique(name: str, text: str) -> bool:
     """True when `text` uses the words of technique `name`: `name in techniques_in_text(text)` with one
-    pattern, not the whole vocabulary (run per linked fact on every advisor request)."""
+    pattern, not the whole vocabulary. Cached: the advisor asks it of every linked fact on every request."""
     pattern = _patterns().get(name)
     return bool(pattern and pattern.search(text or ""))
 
