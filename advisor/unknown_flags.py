@@ -9,9 +9,15 @@ launcher) "unexpected argument '--x' found". A refused flag the engine profile d
 upgrade, to the release the profile says introduced the spelling when it knows one. A flag on the pasted command
 line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp's `main` of March 2024
 refused `--ctx_size`, ggml-org/llama.cpp#6191; current common/arg.cpp rewrites '_' to '-' in a `--` flag again):
-the answer is the documented spelling. A flag the profile does not list gets an upgrade worded as a condition
-(if the engine's current documentation lists the flag) and naming no release: guessing which release added it
-would be invention. A flag no profile knows, on an unrecognised engine, gets nothing.
+the answer is the documented spelling. So is a refused flag that only differs from a documented one by its
+dashes (`--ngl` for `-ngl`, ggml-org/llama.cpp#23739) or by a typographic dash pasted from a web page
+(`–max-input-tokens`). A refused flag whose setting an older release spelt differently (TGI's `--max-input-tokens`,
+since 2.0.0, was `--max-input-length` up to 1.4.5) also gets that older spelling, which the installed release
+accepts, before the upgrade. A refused flag the profile does not list but another engine's profile documents
+(vLLM's `--enable-reasoning` given to SGLang) belongs to that engine: drop it. Any other flag the profile does not
+list gets an upgrade worded as a condition (if the engine's current documentation lists the flag) and naming no
+release: guessing which release added it would be invention. A flag no profile knows, on an unrecognised engine,
+gets nothing.
 """
 from __future__ import annotations
 
@@ -21,12 +27,15 @@ from typing import Any
 from advisor import profiles
 from advisor.error_text import Recognised
 from advisor.profiles import EngineProfile
+from advisor.versions import at_most
 
 # The parser's complaint and what follows it on the same line; a flag there starts with '-', which keeps a CUDA
 # "invalid argument" (followed by words, not a flag) out.
 _REFUSED = re.compile(r"(?:unrecognized arguments?|unknown argument|invalid argument|unexpected argument)\s*:?\s*"
                       r"['\"]?(?P<rest>-{1,2}[A-Za-z][^\n]*)", re.IGNORECASE)
 _FLAG = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*)")
+# Typographic dashes and quotes that a command copied from a web page or chat carries ("–max-input-tokens").
+_TYPOGRAPHIC = str.maketrans({"\u2013": "--", "\u2014": "--", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 def _refused(text: str) -> list[str]:
@@ -72,6 +81,32 @@ def _upgrade(eng: EngineProfile, key: str, written: str, rec: Recognised) -> dic
             "source": next((s.source for s in eng.flags.get(key, []) if s.source), None) or eng.docs}
 
 
+def _older_spellings(eng: EngineProfile, key: str, written: str) -> list[dict[str, Any]]:
+    """The spellings of the same setting that releases before `written` existed accept (set actions)."""
+    since = _since(eng, key, written)
+    if since is None:
+        return []
+    return [{"engine": eng.id, "flag": s.name, "since": None, "direction": "set", "value": None,
+             "arithmetic": None,
+             "why": f"{eng.name} releases before {since} spell this setting {s.name} (up to {s.until}): on the "
+                    f"installed release, write it that way instead of {written}.",
+             "source": s.source or eng.docs}
+            for s in eng.flags.get(key, []) if s.name.startswith("-") and s.until and at_most(s.until, since)
+            and s.until != since]
+
+
+def _foreign(eng: EngineProfile, written: str) -> dict[str, Any] | None:
+    """A drop action when `written` is not `eng`'s flag but another engine's profile documents it."""
+    others = [other for other in profiles.profiles().values() if other.id != eng.id and other.keys_named(written)]
+    if not others:
+        return None
+    names = " and ".join(other.name for other in others)
+    return {"engine": eng.id, "flag": written, "since": None, "direction": "unset", "value": None, "arithmetic": None,
+            "why": f"{written} is a {names} flag that {eng.name} does not document: drop it (and look up {eng.name}'s "
+                   "own flag for the same setting).",
+            "source": eng.docs}
+
+
 def _unlisted(eng: EngineProfile, written: str) -> dict[str, Any]:
     """A refused flag the profile does not list, on a recognised engine: an upgrade worded as the conditional it is."""
     return {"engine": eng.id, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
@@ -94,6 +129,7 @@ def _respelt(eng: EngineProfile, key: str, written: str, value: str | None) -> d
 def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     """Upgrades for refused flags the engine documents, and documented spellings for the command's misspelt flags;
     empty when no parser refused a flag."""
+    text = text.translate(_TYPOGRAPHIC)
     refused = _refused(text)
     if not refused:
         return []
@@ -101,9 +137,16 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     for written in refused:
         owned = _owner(written, rec.engine)
         if owned is not None and written in owned[0].spellings(owned[1]):
+            out += _older_spellings(owned[0], owned[1], written)
             out.append(_upgrade(owned[0], owned[1], written, rec))
-        elif owned is None and rec.engine is not None and "_" not in written:
-            out.append(_unlisted(profiles.profile(rec.engine), written))
+        elif owned is not None and "_" not in written:  # dashes only (with '_', the loop below reads its value)
+            out.append(_respelt(owned[0], owned[1], written, None))
+        elif owned is None and rec.engine is not None:
+            foreign = _foreign(profiles.profile(rec.engine), written)
+            if foreign is not None:
+                out.append(foreign)
+            elif "_" not in written:
+                out.append(_unlisted(profiles.profile(rec.engine), written))
     # A misspelt flag appears in the complaint and on the command line; the command's occurrence carries the value.
     misspelt: dict[tuple[str, str], tuple[EngineProfile, str, str | None]] = {}
     for hit in re.finditer(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*_[\w-]*)(?:[ =](?P<value>[^\s-][^\s]*))?", text):

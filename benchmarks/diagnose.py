@@ -104,7 +104,7 @@ def evaluate(split: str, verbose: bool) -> dict:
 
 
 # the pasted-error splits in the order they were collected; all but "dev" are reported under --split heldout
-ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8")
+ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
 
 
 def error_cases(split: str) -> list[dict]:

@@ -84,6 +84,30 @@ def test_a_refused_flag_the_profile_does_not_list_gets_a_conditional_upgrade_nam
     assert "If vLLM's current documentation lists it" in actions[0]["why"]
 
 
+def test_a_refused_flag_that_differs_from_a_documented_one_only_by_its_dashes_gets_the_documented_spelling():
+    # ggml-org/llama.cpp#23739: '--ngl' for '-ngl'
+    assert _refused("Misc. bug: error: invalid argument: --ngl") == {("llama.cpp", "-ngl", "set")}
+
+
+def test_a_typographic_dash_is_read_as_two_and_an_older_release_gets_its_own_spelling_before_the_upgrade():
+    # huggingface/text-generation-inference#1903: a 1.4 image refuses '–max-input-tokens' (clap, pasted en-dash)
+    text = "error: unexpected argument \u2018\u2013max-input-tokens\u2019 found"
+    actions = unknown_flags.actions(text, recognise(text))
+    assert [(a["flag"], a["direction"]) for a in actions] == [("--max-input-length", "set"), ("upgrade", "upgrade")]
+    assert "1.4.5" in actions[0]["why"] and actions[1]["value"] == "2.0.0"
+
+
+def test_another_engines_flag_is_dropped_and_an_underscored_one_respelt_with_its_value():
+    # sgl-project/sglang#4116: vLLM's --enable-reasoning given to SGLang
+    assert ("sglang", "--enable-reasoning", "unset") in _refused(
+        "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --enable-reasoning --reasoning-parser "
+        "deepseek-r1\nlaunch_server.py: error: unrecognized arguments: --enable-reasoning")
+    # sgl-project/sglang#12818
+    text = "launch_server.py: error: unrecognized arguments: --reasoning_parser kimi_k2"
+    respelt = next(a for a in unknown_flags.actions(text, recognise(text)) if a["flag"] == "--reasoning-parser")
+    assert (respelt["engine"], respelt["direction"], respelt["value"]) == ("sglang", "set", "kimi_k2")
+
+
 def test_no_refused_flag_no_answer_and_an_unknown_flag_is_not_guessed():
     assert _refused("RuntimeError: CUDA error: invalid argument\nCUDA kernel errors might be asynchronously reported") == set()
     assert _refused("llama-server --ctx_size 4096 -m model.gguf") == set()  # no parser complained

@@ -525,6 +525,30 @@ def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
     assert ("tgi", "--quantize", "set") in [(a["engine"], a["flag"], a["direction"]) for a in actions]
 
 
+@pytest.mark.parametrize(("text", "fix"), [
+    # triton-inference-server/tensorrtllm_backend#424 (TensorRT's plan check)
+    ("Can't launch triton server following docs, expecting [TensorRT] library version 9.2.0.5 got 9.3.0.1",
+     ("tensorrt-llm", "upgrade", "upgrade")),
+    # NVIDIA/TensorRT-LLM#1812 (the backend reads a config.json key an older builder did not write)
+    ("E0703 14:20:40.781912 368 backend_model.cc:692] \"ERROR: Failed to create instance: unexpected error when creating "
+     "modelInstanceState: [json.exception.out_of_range.403] key 'use_context_fmha_for_generation' not found\"",
+     ("tensorrt-llm", "upgrade", "upgrade")),
+    # vllm-project/vllm#16006: a crash inside the compiled forward, seen only as traceback frames
+    ("ERROR 04-03 17:57:33 core.py:208]   File \"/home/u/vllm/vllm/compilation/decorators.py\", line 238, in __call__\n"
+     "ERROR 04-03 17:57:33 core.py:208]     output = self.compiled_callable(*args, **kwargs)\n"
+     "ERROR 04-03 17:57:33 core.py:208]   File \"/home/u/.venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py\", "
+     "line 465, in _fn", ("vllm", "--enforce-eager", "set")),
+    # ggml-org/llama.cpp#9271: Vulkan's pinned host memory ran out with a 128k default context
+    ("Bug: ggml_vulkan: Failed to allocate pinned memory.", ("llama.cpp", "-c", "lower")),
+])
+@pytest.mark.django_db
+def test_version_mismatches_compiler_frames_and_pinned_memory_are_answered_with_their_fix(text, fix):
+    engine, flag, direction = fix
+    result = diagnose(text)
+    assert error_hit(result, {"engine": engine, "fixes": [{"flag": flag, "direction": direction}]}, aliases=True), \
+        [(a["engine"], a["flag"], a["direction"]) for f in result["findings"][:3] for a in f["actions"]]
+
+
 def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
     frame = EXAMPLES["vllm-profile-run-crashed"][0]
     assert _actions(frame)[0] == ["vllm-profile-run-crashed"]
@@ -567,7 +591,7 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     cases = [json.loads(line) for line in ERRORS.read_text(encoding="utf-8").splitlines()]
     assert len(cases) >= 40 and len({c["url"] for c in cases}) == len(cases)
     assert {c["split"] for c in cases} == {
-        "dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8"}
+        "dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9"}
     assert sum(c["split"] == "blind" for c in cases) >= 20
     assert sum(c["split"] == "blind2" for c in cases) >= 18
     assert sum(c["split"] == "blind3" for c in cases) >= 25
