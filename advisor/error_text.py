@@ -152,10 +152,19 @@ def recognise(text: str, engine_hint: str | None = None) -> Recognised:
                       options=frozenset(re.findall(_OPTION, text)))
 
 
+# The starts of the CUDA runtime's error strings (cudaGetErrorString, CUDA Runtime API "Error Handling"), as
+# torch's C10_CUDA_CHECK and ggml's CUDA_CHECK print them after "CUDA error: ".
+_CUDA_RUNTIME_ERROR = (r"(?:out of memory|an illegal (?:memory access|instruction)|device-side assert|invalid (?:argument|"
+                       r"device|configuration|resource)|no kernel image|misaligned address|unspecified launch failure|"
+                       r"operation not (?:permitted|supported)|the launch timed out|initialization error|uncorrectable ECC"
+                       r"|too many resources)")
+
+
 def looks_like_a_log(text: str) -> bool:
     """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
-    name (with or without its line), or a CUDA error code or enum name."""
-    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed"
+    name (with or without its line), a CUDA error code or enum name, or the CUDA runtime's own "CUDA error: "
+    prefix (what torch's and ggml's CUDA checks print before the runtime's error string)."""
+    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|\bCUDA error: {_CUDA_RUNTIME_ERROR}"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+", text))
 

@@ -549,6 +549,14 @@ def test_version_mismatches_compiler_frames_and_pinned_memory_are_answered_with_
         [(a["engine"], a["flag"], a["direction"]) for f in result["findings"][:3] for a in f["actions"]]
 
 
+@pytest.mark.django_db
+def test_the_cuda_runtimes_bare_out_of_memory_line_is_answered_fix_first_without_unrelated_techniques():
+    # ggml-org/llama.cpp#4680's title: before, three technique findings (multi-LoRA among them) ranked above the fix
+    findings = diagnose("CUDA error: out of memory")["findings"]
+    assert findings[0]["kind"] == "known_failure" and findings[0]["actions"]
+    assert all(f.get("technique") != "multi_lora" for f in findings[:3])
+
+
 def test_a_traceback_frame_answers_only_when_the_error_under_it_is_not_known():
     frame = EXAMPLES["vllm-profile-run-crashed"][0]
     assert _actions(frame)[0] == ["vllm-profile-run-crashed"]

@@ -62,6 +62,7 @@ def test_text_that_names_no_engine_is_left_unrecognised():
     "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103",
     "cudaErrorStreamCaptureUnsupported - operation not permitted when stream is capturing",
     "CUDA_ERROR_OUT_OF_MEMORY while mapping the KV cache",
+    "CUDA error: out of memory",  # the CUDA runtime's own prefix, as torch's and ggml's checks print it
 ])
 def test_a_source_file_or_a_cuda_error_code_marks_pasted_output(text: str):
     assert looks_like_a_log(text)
@@ -69,3 +70,4 @@ def test_a_source_file_or_a_cuda_error_code_marks_pasted_output(text: str):
 
 def test_a_sentence_about_a_symptom_is_not_a_log():
     assert not looks_like_a_log("CUDA out of memory with many concurrent requests")
+    assert not looks_like_a_log("a CUDA error: the server runs out of memory with many requests")
