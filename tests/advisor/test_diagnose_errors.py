@@ -356,6 +356,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "transformers-api-mismatch": (
         "TypeError: Glm4vProcessor.__init__() got multiple values for argument 'tokenizer'", ("vllm", "upgrade", "upgrade")),
     # TensorRT's engine deserialisation under the Triton backend (triton-inference-server/tensorrtllm_backend#531)
+    # triton-inference-server/tensorrtllm_backend#66: the plain Triton 23.10 image
+    "trtllm-triton-image-without-trtllm-backend": (
+        "failed to load 'tensorrt_llm' version 2: Invalid argument: unable to find 'tensorrtllm/model.py' for model "
+        "'tensorrt_llm', in /opt/tritonserver/backends/tensorrtllm", ("tensorrt-llm", "upgrade", "upgrade")),
     "trtllm-engine-from-another-release": (
         "[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization (Serialization "
         "assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 228, "
