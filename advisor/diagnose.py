@@ -79,10 +79,16 @@ def _symptom_table() -> tuple[list[str], list[str], np.ndarray]:
 
 
 def _lexical(words: set[str], spec: TechniqueSpec) -> tuple[float, str | None]:
-    """Best share of a symptom's words the text contains, and that symptom."""
+    """Best share of a symptom's words the text contains, and that symptom. A symptom that names the technique's
+    own subject ("out of memory with many adapters") is the technique's condition: it counts only when the text
+    names that subject too, so a plain out-of-memory does not suggest multi-LoRA serving."""
+    subject = set().union(*(content_words(w) for w in spec.words)) if spec.words else set()
+    named = bool(words & subject)
     best, which = 0.0, None
     for symptom in spec.symptoms:
         want = content_words(symptom)
+        if want & subject and not named:
+            continue
         share = len(words & want) / len(want) if want else 0.0
         if share > best:
             best, which = share, symptom

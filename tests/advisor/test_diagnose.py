@@ -91,3 +91,14 @@ def test_the_command_prints_json_and_exits_2_on_empty_text():
     done = subprocess.run([sys.executable, "manage.py", "diagnose", " "], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 2 and json.loads(done.stdout.strip().splitlines()[-1])["hint"]
+
+
+def test_a_symptom_naming_the_techniques_subject_counts_only_when_the_text_names_it_too():
+    from advisor.diagnose import rank_techniques
+
+    # ggml-cuda's "CUDA error %d at %s:%d: %s" line; before, multi-LoRA ranked second for it ("out of memory with
+    # many adapters" shares its words)
+    for text in ("CUDA error 2 at ggml-cuda.cu:1241: out of memory", "ggml-cuda.cu:1241: out of memory with many requests"):
+        assert "multi_lora" not in [r["name"] for r in rank_techniques(text, strict=True)]
+    with_adapters = rank_techniques("out of memory with many LoRA adapters on one GPU")
+    assert "multi_lora" in [r["name"] for r in with_adapters][:3]
