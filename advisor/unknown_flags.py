@@ -27,7 +27,7 @@ from typing import Any
 from advisor import profiles
 from advisor.error_text import Recognised
 from advisor.profiles import EngineProfile
-from advisor.versions import at_most
+from advisor.versions import at_least
 
 # The parser's complaint and what follows it on the same line; a flag there starts with '-', which keeps a CUDA
 # "invalid argument" (followed by words, not a flag) out.
@@ -91,8 +91,7 @@ def _older_spellings(eng: EngineProfile, key: str, written: str) -> list[dict[st
              "why": f"{eng.name} releases before {since} spell this setting {s.name} (up to {s.until}): on the "
                     f"installed release, write it that way instead of {written}.",
              "source": s.source or eng.docs}
-            for s in eng.flags.get(key, []) if s.name.startswith("-") and s.until and at_most(s.until, since)
-            and s.until != since]
+            for s in eng.flags.get(key, []) if s.name.startswith("-") and s.until and not at_least(s.until, since)]
 
 
 def _foreign(eng: EngineProfile, written: str) -> dict[str, Any] | None:
