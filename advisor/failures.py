@@ -40,6 +40,9 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")]
 # A `docker run` option that bounds what the engine's container may use (/dev/shm, pinned memory): the limit is
 # the container's, not the engine's, so no engine profile holds it.
 ContainerOption = Annotated[str, StringConstraints(pattern=r"^--[a-z][a-z-]{1,30}$")]
+# A CMake cache variable of the engine's own build (`cmake -B build -DGPU_TARGETS=gfx1100`): what the binary was
+# compiled for, fixed when it was built, so no runtime flag or profile key holds it; the fix is a rebuild.
+BuildOption = Annotated[str, StringConstraints(pattern=r"^-D[A-Z][A-Z0-9_]{1,60}$")]
 
 
 class CatalogError(ValueError):
@@ -52,13 +55,14 @@ class _Data(BaseModel):
 
 class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
-    (an environment variable), `container` (a `docker run` option such as --shm-size) or direction
-    "upgrade"; `value` when the fix sets a literal; `rule` when the number comes from the text (`args`
+    (an environment variable), `container` (a `docker run` option such as --shm-size), `build` (a CMake option
+    of the engine's own build, set by rebuilding) or direction "upgrade"; `value` when the fix sets a literal; `rule` when the number comes from the text (`args`
     names the numbers, the regex group names, it reads). An environment variable to unset needs no value."""
 
     knob: str | None = None
     env: EnvName | None = None
     container: ContainerOption | None = None
+    build: BuildOption | None = None
     direction: Direction
     value: str | None = None
     to: Version | None = Field(default=None, description="the first release with the fix, for an upgrade")
@@ -72,13 +76,15 @@ class Fix(_Data):
     @model_validator(mode="after")
     def _one_target(self) -> Fix:
         targets = ((self.knob is not None) + (self.env is not None) + (self.container is not None)
-                   + (self.direction == "upgrade"))
+                   + (self.build is not None) + (self.direction == "upgrade"))
         if targets != 1:
-            raise ValueError("a fix names exactly one of `knob`, `env`, `container` or direction 'upgrade'")
+            raise ValueError("a fix names exactly one of `knob`, `env`, `container`, `build` or direction 'upgrade'")
         if self.env is not None and self.value is None and self.direction != "unset":
             raise ValueError(f"environment variable {self.env} needs a value unless it is unset")
         if self.container is not None and self.direction == "unset":
             raise ValueError(f"container option {self.container} is raised or set, not unset")
+        if self.build is not None and (self.direction != "set" or self.value is None):
+            raise ValueError(f"build option {self.build} is set to a value")
         return self
 
 

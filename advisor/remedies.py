@@ -249,6 +249,10 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         return {"engine": engine, "flag": fix.container, "since": None, "direction": fix.direction,
                 "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source,
                 "applies_to": "docker run"}
+    if fix.build is not None:  # a CMake option of the engine's own build: set when rebuilding, the same for every release
+        return {"engine": engine, "flag": f"{fix.build}={fix.value}", "since": None, "direction": fix.direction,
+                "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source,
+                "applies_to": "cmake"}
     assert fix.knob is not None
     spelling = spelling_at(eng, fix.knob, version)
     if spelling is None:
