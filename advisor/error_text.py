@@ -169,6 +169,20 @@ def looks_like_a_log(text: str) -> bool:
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+", text))
 
 
+# The CUDA_CHECK of ggml (llama.cpp) before 2024, and many hand-written CUDA checks, print the error code and the
+# source line before the runtime's string: "CUDA error 2 at ggml-cuda.cu:1241: out of memory". Newer ggml prints
+# "CUDA error: out of memory" and the line after it. ROCm builds hipify the macro and print the same words.
+_CODE_AT_LINE = re.compile(r"\bCUDA error \d+ at [^\s:]+:\d+: (?=" + _CUDA_RUNTIME_ERROR + ")",
+                           re.IGNORECASE)
+
+
+def runtime_form(text: str) -> str | None:
+    """The text with each "CUDA error <code> at <file>:<line>: <runtime string>" written as "CUDA error: <runtime
+    string>", the form torch's and newer ggml's checks print, so one signature reads both; None when there is none."""
+    rewritten = _CODE_AT_LINE.sub("CUDA error: ", text)
+    return rewritten if rewritten != text else None
+
+
 def unwrapped(pasted: str) -> str | None:
     """The pasted text with its hard line breaks taken out (other whitespace collapsed, as diagnose reads it):
     a terminal or issue form that wraps a log at a fixed width can cut a message mid-word or mid-number

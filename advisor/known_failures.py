@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import remedies
-from advisor.error_text import Recognised, recognise, unwrapped
+from advisor.error_text import Recognised, recognise, runtime_form, unwrapped
 from advisor.failures import Fix, Signature, signatures
 from advisor.versions import at_least
 
@@ -42,12 +42,15 @@ def _applies(sig: Signature, file_engine: str | None, rec: Recognised) -> bool:
 
 def match(text: str, pasted: str | None = None) -> tuple[Recognised, list[Match]]:
     """What the text says about the setup, and the signatures that apply, most specific first; `pasted`, the
-    text as pasted (line breaks kept), is also read with its breaks taken out, for a log wrapped mid-message."""
+    text as pasted (line breaks kept), is also read with its breaks taken out, for a log wrapped mid-message, and
+    the text with an older CUDA check's "CUDA error <code> at <file>:<line>:" read as "CUDA error:"."""
     rec = recognise(text)
     rejoined = unwrapped(pasted) if pasted else None
+    canonical = runtime_form(text)  # an older "CUDA error 2 at file:line: out of memory" read as "CUDA error: ..."
     found: list[Match] = []
     for file_engine, sig in signatures():
-        hit = sig.match(text) or (sig.match(rejoined) if rejoined else None)
+        hit = (sig.match(text) or (sig.match(rejoined) if rejoined else None)
+               or (sig.match(canonical) if canonical else None))
         if hit is None or not _applies(sig, file_engine, rec):
             continue
         found.append(Match(sig, file_engine or rec.engine, hit.groupdict(), hit.end() - hit.start()))
