@@ -385,6 +385,25 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "library-lacks-name-the-engine-imports": (
         "ImportError: cannot import name 'Qwen2_5_VLForConditionalGeneration' from 'transformers' "
         "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)", ("sglang", "upgrade", "upgrade")),
+    # the CUDA runtime's cudaErrorInvalidDeviceFunction string under torch's check: a wheel without this GPU's code
+    "invalid-device-function": (
+        "File \"/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py\", line 1450, in execute_model\n"
+        "RuntimeError: CUDA error: invalid device function", ("vllm", "upgrade", "upgrade")),
+    # torch.utils.cpp_extension building a JIT kernel without the CUDA toolkit
+    "cuda-home-not-set": (
+        "File \"/usr/local/lib/python3.10/dist-packages/torch/utils/cpp_extension.py\", line 2416, in _join_cuda_home\n"
+        "    raise OSError('CUDA_HOME environment variable is not set. '\n"
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+        ("sglang", "CUDA_HOME=/usr/local/cuda", "set")),
+    # vllm/config.py (v0.5.4) refusing CUDA graphs for bitsandbytes
+    "vllm-quantization-needs-eager": (
+        "File \"/opt/venv/lib/python3.10/site-packages/vllm/config.py\", line 262, in _verify_quantization\n"
+        "ValueError: BitAndBytes with enforce_eager = False is not supported yet.", ("vllm", "--enforce-eager", "set")),
+    # ggml_cuda_host_malloc's warning (pinned memory) on a WSL2 host
+    "llamacpp-pinned-memory-wsl": (
+        "Ubuntu 22.04 under WSL2, RTX 3060. llama_model_load: offloading 32 repeating layers to GPU\n"
+        "WARNING: failed to allocate 1024.00 MB of pinned memory: out of memory",
+        ("llama.cpp", "GGML_CUDA_NO_PINNED=1", "set")),
 }
 
 
