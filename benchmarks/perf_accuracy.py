@@ -159,6 +159,26 @@ def compute_precision(row: Row, arch: str) -> str:
     return "bf16"
 
 
+@cache
+def gpus_per_node(system: str) -> int:
+    """The system's GPUs per node, from aiconfigurator's own system file (`node.num_gpus_per_node`)."""
+    import yaml
+
+    ref = resources.files("aiconfigurator_core") / "systems" / f"{system}.yaml"
+    return int(yaml.safe_load(ref.read_text(encoding="utf-8"))["node"]["num_gpus_per_node"])
+
+
+def engine_parallelism(system: str, tp: int, moe_tp: int, moe_ep: int) -> tuple[int, int]:
+    """(attention TP, MoE TP) of the engine run a row records. Some rows (the db-dump source's TP+EP
+    runs) give `tp_size` as the product of the engine's TP and EP degrees, so that aiconfigurator's
+    `tp * attention_dp == moe_tp * moe_ep` holds, and `moe_tp_size` as the engine's TP: 64 / 8 / 8 for
+    an 8-GPU `--tp 8 --ep 8` run, more GPUs than an aggregated run on one node has. Such a row is read
+    as what the engine ran: TP `moe_tp` for attention, experts split `moe_ep` ways and not split again."""
+    if tp > gpus_per_node(system) and moe_tp > 1 and moe_ep > 1 and tp == moe_tp * moe_ep:
+        return moe_tp, 1
+    return tp, moe_tp
+
+
 def case(row: Row) -> Case | None:
     """The row as a simulation case, or None when it is out of scope: disaggregated serving, attention
     data parallelism, a GPU outside our catalog, or a model whose config aiconfigurator does not ship."""
@@ -173,6 +193,7 @@ def case(row: Row) -> Case | None:
     bits = BITS.get(row["precision"], 16)
     moe_ep = int(row["moe_ep_size"] or 1) or 1
     moe_tp = int(row["moe_tp_size"]) if row["moe_tp_size"] not in ("", "0") else max(1, tp // moe_ep)
+    tp, moe_tp = engine_parallelism(row["system"], tp, moe_tp, moe_ep)
     target = SiliconTarget(row["system"], row["backend"], version, model_path, tp, pp,
                            gemm_quant=row["gemm_quant_mode"] or None, moe_quant=row["moe_quant_mode"] or None,
                            moe_tp=moe_tp, moe_ep=moe_ep)

@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from benchmarks.perf_accuracy import EVALUATED, HELD_OUT, read_rows, split
+from benchmarks.perf_accuracy import EVALUATED, HELD_OUT, engine_parallelism, gpus_per_node, read_rows, split
 
 
 def _write(path, systems):
@@ -61,3 +61,14 @@ def test_the_fit_recovers_an_moe_layer_floor_that_dense_rows_do_not_pay():
     assert fit.per_moe_layer_overhead_s == floor
     assert fit.scale == pytest.approx(2.0)
     assert (fit.step_overhead_s, fit.per_seq_overhead_s) == (0.0, 0.0)
+
+
+def test_a_tp_recorded_as_tp_times_ep_is_read_as_the_engine_ran_it():
+    # 64 / 8 / 8 on an 8-GPU node is an `--tp 8 --ep 8` run: attention TP 8, experts split 8 ways only
+    assert gpus_per_node("h200_sxm") == 8
+    assert engine_parallelism("h200_sxm", 64, 8, 8) == (8, 1)
+    assert engine_parallelism("b200_sxm", 16, 4, 4) == (4, 1)
+    # within the node, or with experts not split by EP, the row means what it says
+    assert engine_parallelism("h200_sxm", 8, 1, 8) == (8, 1)
+    assert engine_parallelism("h200_sxm", 8, 8, 1) == (8, 8)
+    assert engine_parallelism("gb200", 36, 36, 1) == (36, 36)
