@@ -211,4 +211,3 @@ class SiliconStepModel:
         seqs = decode_seqs + prefill_seqs
         return ((decode_ms * self.scale + prefill_ms * self.prefill_scale) / 1e3 + self.step_overhead_s
                 + self.per_seq_overhead_s * seqs)
-        return (shared + ctx_attn + dec_attn) / 1e3 * self.scale + self.step_overhead_s + self.per_seq_overhead_s * seqs
