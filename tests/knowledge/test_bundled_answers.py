@@ -14,21 +14,23 @@ from ontology.models import Fact
 from ontology.selectors import hybrid_search
 from ontology.techniques import techniques_in_text
 
-# Each test loads what `make run` loads. On a 2-core AVX512-BF16 machine whose precision the shipped
+# The test loads what `make run` loads. On a 2-core AVX512-BF16 machine whose precision the shipped
 # vectors lacked, the whole pack was embedded: 335 s alone, over 600 s beside the suite. Vectors now ship
 # in both precisions (about 55 s cold), but a slow machine keeps more than the suite's 600 s default.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db, pytest.mark.timeout(1500)]
 
 
-@pytest.fixture
-def bundled_knowledge() -> None:
-    """What `make run` loads before it serves anything (infrawiki/bootstrap.py): seed, then pack."""
+def test_the_bundled_knowledge_answers_a_new_users_first_questions_and_the_development_symptoms() -> None:
+    """One load of what `make run` loads before it serves anything (infrawiki/bootstrap.py: seed, then pack)
+    backs both checks: loading it is most of this test's minutes."""
     call_command("load_seed", verbosity=0)
     report = load_pack()
     assert not report.errors, report.errors
+    _first_questions_are_answered_with_paper_facts()
+    _diagnose_answers_the_development_symptoms()
 
 
-def test_the_bundled_knowledge_answers_a_new_users_first_questions(bundled_knowledge) -> None:
+def _first_questions_are_answered_with_paper_facts() -> None:
     top = hybrid_search("how large should KV cache blocks be", limit=3)
     block = [r for r in top if r["type"] == "fact" and r["paper"] == "2309.06180" and "block" in r["text"].lower()]
     assert block, [(r["type"], r["paper"], r["text"][:80]) for r in top]
@@ -55,7 +57,7 @@ def test_the_bundled_knowledge_answers_a_new_users_first_questions(bundled_knowl
         assert "chunked_prefill" in techniques_in_text(quote["quote"]), quote
 
 
-def test_diagnose_answers_the_development_symptoms_from_the_bundled_knowledge(bundled_knowledge) -> None:
+def _diagnose_answers_the_development_symptoms() -> None:
     from benchmarks.diagnose import evaluate
 
     result = evaluate("dev", verbose=False)
