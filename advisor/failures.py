@@ -56,8 +56,9 @@ class _Data(BaseModel):
 class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
     (an environment variable), `container` (a `docker run` option such as --shm-size), `build` (a CMake option
-    of the engine's own build, set by rebuilding) or direction "upgrade"; `value` when the fix sets a literal; `rule` when the number comes from the text (`args`
-    names the numbers, the regex group names, it reads). An environment variable to unset needs no value."""
+    of the engine's own build, set by rebuilding) or direction "upgrade"; `value` when the fix sets a literal;
+    `rule` when the number comes from the text (`args` names the numbers, the regex group names, it reads). An
+    environment variable to unset needs no value."""
 
     knob: str | None = None
     env: EnvName | None = None

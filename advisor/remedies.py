@@ -245,14 +245,14 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         flag = fix.env if fix.value is None else f"{fix.env}={fix.value}"
         return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,
                 "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
-    if fix.container is not None:  # a `docker run` option of the engine's container, the same for every release
-        return {"engine": engine, "flag": fix.container, "since": None, "direction": fix.direction,
+    # a `docker run` option of the engine's container, or a CMake option of its own build (set when rebuilding):
+    # neither is the engine's flag, so both are the same for every release and say where they go
+    if fix.container is not None or fix.build is not None:
+        flag, applies_to = ((fix.container, "docker run") if fix.container is not None
+                            else (f"{fix.build}={fix.value}", "cmake"))
+        return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,
                 "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source,
-                "applies_to": "docker run"}
-    if fix.build is not None:  # a CMake option of the engine's own build: set when rebuilding, the same for every release
-        return {"engine": engine, "flag": f"{fix.build}={fix.value}", "since": None, "direction": fix.direction,
-                "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source,
-                "applies_to": "cmake"}
+                "applies_to": applies_to}
     assert fix.knob is not None
     spelling = spelling_at(eng, fix.knob, version)
     if spelling is None:
