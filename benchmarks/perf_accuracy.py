@@ -179,10 +179,24 @@ def engine_parallelism(system: str, tp: int, moe_tp: int, moe_ep: int) -> tuple[
     return tp, moe_tp
 
 
+def attention_dp(row: Row) -> int:
+    """The row's attention data-parallel degree. Where the column is blank, aiconfigurator's own invariant
+    `tp * attention_dp == moe_tp * moe_ep` gives it. Without --enable-expert-parallel, vLLM's expert layers
+    "form a (DP x TP) sized tensor parallel group" (https://docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/),
+    so a row recording TP 1 with the experts split 2 ways (moe_tp 2) is a two-rank data-parallel run, not
+    one GPU holding a 235 GB checkpoint."""
+    if row["attention_dp_size"] not in ("", "0"):
+        return int(row["attention_dp_size"])
+    tp = int(row["tp_size"] or 1)
+    experts = int(row["moe_tp_size"] or 0) * int(row["moe_ep_size"] or 1)
+    return experts // tp if experts > tp and experts % tp == 0 else 1
+
+
 def case(row: Row) -> Case | None:
     """The row as a simulation case, or None when it is out of scope: disaggregated serving, attention
-    data parallelism, a GPU outside our catalog, or a model whose config aiconfigurator does not ship."""
-    if row["mode"] != "agg" or row["attention_dp_size"] not in ("", "0", "1") or row["backend"] not in ENGINES:
+    data parallelism (which the advisor does not recommend), a GPU outside our catalog, or a model whose
+    config aiconfigurator does not ship."""
+    if row["mode"] != "agg" or attention_dp(row) != 1 or row["backend"] not in ENGINES:
         return None
     model_path = aic_model_path(row["model_path"])
     gpu_id, spec = _gpu_for_system().get(row["system"]), _spec(model_path)

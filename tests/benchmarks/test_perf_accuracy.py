@@ -5,7 +5,7 @@ import csv
 
 import pytest
 
-from benchmarks.perf_accuracy import EVALUATED, HELD_OUT, engine_parallelism, gpus_per_node, read_rows, split
+from benchmarks.perf_accuracy import EVALUATED, HELD_OUT, attention_dp, case, engine_parallelism, gpus_per_node, read_rows, split
 
 
 def _write(path, systems):
@@ -72,3 +72,17 @@ def test_a_tp_recorded_as_tp_times_ep_is_read_as_the_engine_ran_it():
     assert engine_parallelism("h200_sxm", 8, 1, 8) == (8, 1)
     assert engine_parallelism("h200_sxm", 8, 8, 1) == (8, 8)
     assert engine_parallelism("gb200", 36, 36, 1) == (36, 36)
+
+
+def test_a_blank_attention_dp_is_read_from_the_parallel_layout_and_such_rows_are_out_of_scope():
+    row = {"mode": "agg", "backend": "vllm", "attention_dp_size": "", "tp_size": "1", "moe_tp_size": "2",
+           "moe_ep_size": "1"}
+    assert attention_dp(row) == 2  # experts over 2 GPUs, attention on 1: two data-parallel ranks
+    assert attention_dp({**row, "tp_size": "2", "moe_tp_size": "4"}) == 2
+    assert case(row) is None  # the advisor recommends no attention data parallelism
+    # the layout says what it says: a TP run, a TP+EP run, a dense row, the column set
+    assert attention_dp({**row, "tp_size": "4", "moe_tp_size": "4"}) == 1
+    assert attention_dp({**row, "tp_size": "4", "moe_tp_size": "1", "moe_ep_size": "4"}) == 1
+    assert attention_dp({**row, "tp_size": "64", "moe_tp_size": "8", "moe_ep_size": "8"}) == 1
+    assert attention_dp({**row, "tp_size": "2", "moe_tp_size": "1", "moe_ep_size": "0"}) == 1
+    assert attention_dp({**row, "attention_dp_size": "4"}) == 4
