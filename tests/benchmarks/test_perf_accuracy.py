@@ -5,7 +5,16 @@ import csv
 
 import pytest
 
-from benchmarks.perf_accuracy import EVALUATED, HELD_OUT, attention_dp, case, engine_parallelism, gpus_per_node, read_rows, split
+from benchmarks.perf_accuracy import (
+    EVALUATED,
+    HELD_OUT,
+    attention_dp,
+    case,
+    engine_parallelism,
+    gpus_per_node,
+    read_rows,
+    split,
+)
 
 
 def _write(path, systems):
