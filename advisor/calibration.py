@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from advisor.catalog import load_json
+from advisor.model_specs import ModelSpec
 from advisor.perf import Efficiency
 
 
@@ -34,7 +35,11 @@ class StepFit:
     per_seq_overhead_s: float = 0.0
     prefill_scale: float = 1.0
     per_layer_overhead_s: float = 0.0  # roofline only: measured per-op tables already hold each layer's floor
-    per_moe_layer_overhead_s: float = 0.0  # roofline only: the extra floor of an MoE layer's kernels
+    per_moe_layer_overhead_s: float = 0.0  # the extra floor of an MoE layer's kernels (router, top-k, permutation)
+
+    def moe_floor_s(self, spec: ModelSpec) -> float:
+        """The MoE kernels' latency floor per step for `spec`: its layers' share, 0 for a dense model."""
+        return self.per_moe_layer_overhead_s * spec.layers if spec.experts else 0.0
 
     def efficiency(self) -> Efficiency:
         """The roofline efficiencies this fit stands for: the default ones divided by the scales."""

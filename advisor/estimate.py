@@ -105,7 +105,8 @@ def step_times(req: Request, opt: Option) -> tuple[StepTimes, str]:
     fit = calibration().engine(opt.engine).silicon
     release = (f"{measured.backend} {measured.version}" if measured.version == opt.version.version else
                f"{measured.backend} {measured.version}, the nearest release it measured to {opt.version.version}")
-    return (SiliconStepModel(measured, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale),
+    return (SiliconStepModel(measured, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale,
+                             fit.moe_floor_s(req.model)),
             f"step times from aiconfigurator-core's measured per-op latencies ({measured.system}, {release}"
             f"{'; ' + changed if changed else ''}), scaled by the fitted {fit.scale:g} (decode) and "
             f"{fit.prefill_scale:g} (prefill)")

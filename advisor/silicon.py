@@ -182,16 +182,19 @@ class SiliconStepModel:
     """Iteration time from aiconfigurator's per-op tables (same call shape as advisor.perf.StepModel).
 
     `scale` (decode), `prefill_scale`, `step_overhead_s` and `per_seq_overhead_s` are the engine's fitted correction
-    (advisor/catalog/calibration.json): the per-op tables time kernels, not the scheduler loop around them. Raises SiliconUnavailable when
-    aiconfigurator cannot build the configuration."""
+    (advisor/catalog/calibration.json): the per-op tables time kernels, not the scheduler loop around them.
+    `moe_floor_s` is the latency floor of a model's MoE kernels per step (the fitted per-MoE-layer cost
+    times its layers; 0 for a dense model), charged as advisor.perf.StepModel charges it: whole to a
+    decode step, hidden under a prefill chunk's compute. Raises SiliconUnavailable when aiconfigurator
+    cannot build the configuration."""
 
     def __init__(self, target: SiliconTarget, scale: float = 1.0, step_overhead_s: float = 0.0,
-                 per_seq_overhead_s: float = 0.0, prefill_scale: float = 1.0) -> None:
+                 per_seq_overhead_s: float = 0.0, prefill_scale: float = 1.0, moe_floor_s: float = 0.0) -> None:
         problem = unavailable(target)
         if problem is not None:
             raise problem
         self.target, self.scale, self.prefill_scale = target, scale, prefill_scale
-        self.step_overhead_s, self.per_seq_overhead_s = step_overhead_s, per_seq_overhead_s
+        self.step_overhead_s, self.per_seq_overhead_s, self.moe_floor_s = step_overhead_s, per_seq_overhead_s, moe_floor_s
 
     def step_seconds(self, prefill_tokens: int, prefill_context: float, decode_seqs: int, decode_context: float,
                      prefill_seqs: int = 0) -> float:
@@ -209,5 +212,6 @@ class SiliconStepModel:
         decode_ms = decode_shared + dec_attn
         prefill_ms = max(shared - decode_shared, 0.0) + ctx_attn
         seqs = decode_seqs + prefill_seqs
-        return ((decode_ms * self.scale + prefill_ms * self.prefill_scale) / 1e3 + self.step_overhead_s
-                + self.per_seq_overhead_s * seqs)
+        prefill_s = prefill_ms * self.prefill_scale / 1e3
+        return (decode_ms * self.scale / 1e3 + prefill_s + max(0.0, self.moe_floor_s - prefill_s)
+                + self.step_overhead_s + self.per_seq_overhead_s * seqs)

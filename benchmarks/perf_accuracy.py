@@ -235,7 +235,8 @@ def silicon_step(c: Case, fit: StepFit) -> SiliconStepModel:
     found = nearest_measured(c.target)
     if found is None:
         raise SiliconUnavailable(f"no measurements for {c.target}")
-    return SiliconStepModel(found[0], fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale)
+    return SiliconStepModel(found[0], fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale,
+                            fit.moe_floor_s(c.spec))
 
 
 def simulate(c: Case, step: StepTimes, request_overhead_s: float) -> tuple[float, float]:
@@ -365,8 +366,9 @@ PER_SEQ_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00008)
 REQUEST_OVERHEADS_S = (0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3)
 PER_STREAM_OVERHEADS_S = (0.0, 0.0005, 0.001, 0.002, 0.004, 0.008)
 PER_LAYER_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00006, 0.00008, 0.00012)  # roofline only
-# roofline only, charged per layer of an MoE model on top of the per-layer floor (Efficiency.per_moe_layer_overhead_s)
-PER_MOE_LAYER_OVERHEADS_S = (0.0, 0.00002, 0.00004, 0.00006, 0.00008, 0.00012, 0.00016, 0.0002, 0.00025, 0.0003)
+# charged per layer of an MoE model, on top of the roofline's per-layer floor (Efficiency.per_moe_layer_overhead_s)
+# and of aiconfigurator's timed MoE ops (SiliconStepModel's moe_floor_s)
+PER_MOE_LAYER_OVERHEADS_S = (0.0, 0.00001, 0.00002, 0.00004, 0.00006, 0.00008, 0.00012, 0.00016, 0.0002, 0.00025, 0.0003)
 
 
 def _median_err(pairs: list[tuple[float, float]]) -> float:
@@ -422,16 +424,15 @@ def _fit_group(cases: list[Case]) -> dict[str, Any]:
             except SiliconUnavailable:  # rows aiconfigurator cannot time are left out of its fit
                 continue
         roofline = kind == "roofline"
-        step = fit_step(usable, raw, PER_LAYER_OVERHEADS_S if roofline else (0.0,),
-                        PER_MOE_LAYER_OVERHEADS_S if roofline else (0.0,))
+        step = fit_step(usable, raw, PER_LAYER_OVERHEADS_S if roofline else (0.0,), PER_MOE_LAYER_OVERHEADS_S)
         ttft = [simulate(c, make(c, step), 0.0)[0] for c in usable]
         frontend = (fits["request_overhead_s"], fits["per_stream_overhead_s"]) if kind == "roofline" else None
         prefill, overhead, per_stream = fit_prefill(usable, ttft, frontend)
         fits[kind] = {"scale": step.scale, "prefill_scale": prefill, "step_overhead_s": step.step_overhead_s,
                       "per_seq_overhead_s": step.per_seq_overhead_s}
+        fits[kind]["per_moe_layer_overhead_s"] = step.per_moe_layer_overhead_s
         if kind == "roofline":
             fits[kind]["per_layer_overhead_s"] = step.per_layer_overhead_s
-            fits[kind]["per_moe_layer_overhead_s"] = step.per_moe_layer_overhead_s
         fits["request_overhead_s"], fits["per_stream_overhead_s"] = overhead, per_stream
     return fits
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor.calibration import StepFit
 from advisor.estimate import estimate, step_times
 from advisor.model_specs import resolve_model
 from advisor.perf import StepModel
@@ -39,6 +40,24 @@ def test_a_prompt_chunk_costs_more_than_a_decode_token_and_the_fitted_scales_app
     slow_prefill = SiliconStepModel(H200_VLLM, prefill_scale=3.0)
     assert slow_prefill.step_seconds(0, 0.0, 8, 8 * 1024) == step.step_seconds(0, 0.0, 8, 8 * 1024)
     assert slow_prefill.step_seconds(2048, 1024.0, 0, 0.0, 1) == pytest.approx(3 * step.step_seconds(2048, 1024.0, 0, 0.0, 1))
+
+
+def test_the_moe_kernels_floor_is_paid_whole_by_a_decode_step_and_hidden_under_a_long_prompt_chunk():
+    step, floored = SiliconStepModel(H200_VLLM), SiliconStepModel(H200_VLLM, moe_floor_s=0.002)
+    decode = step.step_seconds(0, 0.0, 8, 8 * 1024)
+    assert floored.step_seconds(0, 0.0, 8, 8 * 1024) == pytest.approx(decode + 0.002)
+    chunk = step.step_seconds(8192, 4096.0, 0, 0.0, 1)
+    assert chunk > 0.002  # an 8k-token chunk's compute outlasts the floor: nothing is added
+    assert floored.step_seconds(8192, 4096.0, 0, 0.0, 1) == pytest.approx(chunk)
+
+
+def test_the_fitted_moe_floor_counts_a_models_layers_only_when_it_has_experts():
+    fit = StepFit(1.0, 0.0, per_moe_layer_overhead_s=2e-5)
+    dense = resolve_model("meta-llama/Llama-2-13b-chat-hf")[0]
+    assert dense is not None and not dense.experts
+    assert fit.moe_floor_s(dense) == 0.0
+    moe = replace(dense, experts=8)
+    assert fit.moe_floor_s(moe) == pytest.approx(2e-5 * dense.layers)
 
 
 def test_a_configuration_without_measurements_is_refused_not_guessed():
