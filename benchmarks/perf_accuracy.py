@@ -437,8 +437,9 @@ def _fit_group(cases: list[Case]) -> dict[str, Any]:
     return fits
 
 
-def fit(cases: list[Case], rows_note: str) -> dict[str, Any]:
-    """A new calibration document: per engine, and pooled as the default, from `cases`."""
+def fit(cases: list[Case], rows_note: str, which: str = "all") -> dict[str, Any]:
+    """A new calibration document: per engine, and pooled as the default, from `cases`. `which` "silicon"
+    keeps each engine's roofline block (the fallback's constants) as the current file has it."""
     doc: dict[str, Any] = json.loads((CATALOG_DIR / "calibration.json").read_text(encoding="utf-8"))
     engines: dict[str, Any] = {}
     for backend, engine in ENGINES.items():
@@ -446,18 +447,25 @@ def fit(cases: list[Case], rows_note: str) -> dict[str, Any]:
         if mine:
             engines[engine] = _fit_group(mine)
     engines["default"] = {**_fit_group(cases), "rows": 0}
+    if which == "silicon":
+        for engine, fits in engines.items():
+            fits["roofline"] = doc["engines"][engine]["roofline"]
+    fitted = doc["fitted"]
     doc["engines"] = engines
     doc["fitted"] = {"source": "aiconfigurator-core 0.12.0 systems/silicon_sample.csv (agg rows)",
                      "rows": rows_note, "seed": SEED, "date": datetime.date.today().isoformat(),
-                     "command": "python -m benchmarks.perf_accuracy --fit",
+                     "command": f"python -m benchmarks.perf_accuracy --fit {which}",
                      "held_out_systems": sorted(HELD_OUT)}
+    if which == "silicon":
+        doc["fitted"]["roofline_fitted"] = fitted.get("roofline_fitted", fitted["date"])
     parse(doc)
     return doc
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fit", action="store_true", help="refit advisor/catalog/calibration.json first")
+    parser.add_argument("--fit", nargs="?", const="all", choices=("all", "silicon"),
+                        help="refit advisor/catalog/calibration.json first ('silicon': keep the roofline blocks)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--split", choices=("all", "fit"), default="all",
                         help="'fit': evaluate only the fit half and the other systems, never the validation "
@@ -469,7 +477,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.fit:
         fit_cases = sample(sets["fit"], SAMPLE["fit"]) + sample(sets["other"], SAMPLE["other"], SEED + 1)
         doc = fit(fit_cases, f"{len(fit_cases)} agg rows: the seeded fit half of h200_sxm and other systems "
-                             f"(at most {SAMPLE['fit']} + {SAMPLE['other']} per backend)")
+                             f"(at most {SAMPLE['fit']} + {SAMPLE['other']} per backend)", args.fit)
         (CATALOG_DIR / "calibration.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     # the new constants, parsed here: calibration() would re-read the catalog's cached copy of the old file
     cal = parse(doc) if args.fit else calibration()

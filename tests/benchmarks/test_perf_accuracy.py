@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import csv
+import json
+from types import SimpleNamespace
 
 import pytest
 
+from benchmarks import perf_accuracy
 from benchmarks.perf_accuracy import (
     EVALUATED,
     HELD_OUT,
@@ -53,7 +56,6 @@ def test_iterating_with_split_fit_never_evaluates_the_validation_half():
 
 
 def test_the_fit_recovers_an_moe_layer_floor_that_dense_rows_do_not_pay():
-    from types import SimpleNamespace
 
     from benchmarks.perf_accuracy import PER_MOE_LAYER_OVERHEADS_S, fit_step
 
@@ -95,3 +97,17 @@ def test_a_blank_attention_dp_is_read_from_the_parallel_layout_and_such_rows_are
     assert attention_dp({**row, "tp_size": "64", "moe_tp_size": "8", "moe_ep_size": "8"}) == 1
     assert attention_dp({**row, "tp_size": "2", "moe_tp_size": "1", "moe_ep_size": "0"}) == 1
     assert attention_dp({**row, "attention_dp_size": "4"}) == 4
+
+
+def test_a_silicon_only_refit_keeps_the_roofline_blocks_and_says_when_they_were_fitted(monkeypatch):
+    fitted = {"rows": 1, "request_overhead_s": 0.1, "per_stream_overhead_s": 0.0,
+              "silicon": {"scale": 2.0, "step_overhead_s": 0.0}, "roofline": {"scale": 9.0, "step_overhead_s": 0.0}}
+    monkeypatch.setattr(perf_accuracy, "_fit_group", lambda cases: dict(fitted))
+    rows = [SimpleNamespace(row={"backend": backend}) for backend in perf_accuracy.ENGINES]
+    current = json.loads((perf_accuracy.CATALOG_DIR / "calibration.json").read_text(encoding="utf-8"))
+    doc = perf_accuracy.fit(rows, "test rows", "silicon")  # type: ignore[arg-type]
+    for engine, fits in doc["engines"].items():
+        assert fits["silicon"]["scale"] == 2.0
+        assert fits["roofline"] == current["engines"][engine]["roofline"]
+    assert doc["fitted"]["command"].endswith("--fit silicon") and doc["fitted"]["roofline_fitted"]
+    assert perf_accuracy.fit(rows, "test rows")["engines"]["vllm"]["roofline"]["scale"] == 9.0  # type: ignore[arg-type]
