@@ -104,7 +104,8 @@ def evaluate(split: str, verbose: bool) -> dict:
 
 
 # the pasted-error splits in the order they were collected; all but "dev" are reported under --split heldout
-ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
+ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
+                "blind10")
 
 
 def error_cases(split: str) -> list[dict]:
