@@ -27,7 +27,8 @@ same way on 2026-12-02 while the catalog grew on the other five, was held out on
 since been read as well, to find why it missed (wrapped log lines, wrapper and kernel paths read as the wrong engine,
 engine wordings the catalog lacked); "blind7", collected the same way and held out once (3/17), has since been read
 too (its misses were fixes that are no engine flag: environment variables, the container's /dev/shm, upgrades for
-release mismatches, refused or misspelt flags); a later split collected blind is the held-out one. Each split is scored
+release mismatches, refused or misspelt flags); a later split collected blind is the held-out one ("blind10", 4 threads
+collected on 2026-12-03, scored once before any code: 2/4). Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for
 `--tensor-parallel-size`, `LLAMA_ARG_CTX_SIZE` for `--ctx-size`; the `flag_aliases` of the engine profiles, each
