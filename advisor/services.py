@@ -14,7 +14,7 @@ from typing import Any
 from advisor import render
 from advisor.estimate import Estimate, arrival_model, estimate, quick_throughput
 from advisor.evidence import catalog_evidence, literature_evidence
-from advisor.planner import Option, Plan, default_max_num_seqs, enumerate_options
+from advisor.planner import KV_BYTES, Option, Plan, default_max_num_seqs, enumerate_options
 from advisor.profiles import profile, profiles
 from advisor.techniques import techniques_for_each
 from advisor.validation import AdvisorInputError, Request, parse_request
@@ -79,10 +79,12 @@ def _service_score(est: Estimate) -> float:
 
 
 def _distinct(ranked: list[tuple[Option, Estimate]]) -> list[tuple[Option, Estimate]]:
-    """Best configuration per (engine, weight format, KV dtype), so alternatives differ in kind."""
+    """Best configuration per (engine, weight format, KV cache width), so alternatives differ in kind: an
+    FP8 KV cache spelt E4M3 or E5M2 holds as many tokens and simulates alike, so the better-ranked spelling
+    stands for both instead of filling a second slot with the same numbers."""
     seen, out = set(), []
     for opt, est in ranked:
-        key = (opt.engine, opt.quant.label, opt.kv_dtype)
+        key = (opt.engine, opt.quant.label, KV_BYTES.get(opt.kv_dtype, 1.0))
         if key not in seen:
             seen.add(key)
             out.append((opt, est))

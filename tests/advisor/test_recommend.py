@@ -30,6 +30,16 @@ def test_without_an_engine_every_engine_is_considered_and_full_precision_wins_wh
     assert len({r["engine"] for r in out["recommendations"]}) >= 1
 
 
+def test_alternatives_differ_in_kind_not_only_in_the_spelling_of_an_fp8_kv_cache():
+    canonical = {"gpu": "A100-SXM4-40GB", "cuda": "11.8", "model": "meta-llama/Llama-2-13b-chat-hf",
+                 "workload": {"prompt_tokens": 1024, "output_tokens": 256, "concurrency": 16}, "sla": {"p95_ttft_ms": 500}}
+    recs = recommend(canonical)["recommendations"]
+    width = {None: 16, "fp8": 8, "fp8_e4m3": 8, "fp8_e5m2": 8}
+    kinds = [(r["engine"], r["quantization"], width[r["kv_cache_dtype"]]) for r in recs]
+    assert len(recs) == 3 and len(set(kinds)) == len(kinds), kinds
+    assert len({r["engine"] for r in recs}) == 3  # SGLang's two FP8 spellings no longer fill two of three slots
+
+
 def test_the_driver_picks_the_newest_release_it_can_run():
     out = recommend({**LLAMA8B, "engine": "vllm", "cuda": "12.2"})
     assert out["recommendations"][0]["engine_version"] == "0.8.5"  # its cu118 build runs on a CUDA 12.2 driver
