@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.catalog import load_json
 from advisor.model_specs import ModelSpec
-from advisor.perf import Efficiency
+from advisor.perf import Efficiency, moe_floor_s
 
 
 class CalibrationError(ValueError):
@@ -39,7 +39,7 @@ class StepFit:
 
     def moe_floor_s(self, spec: ModelSpec) -> float:
         """The MoE kernels' latency floor per step for `spec`: its layers' share, 0 for a dense model."""
-        return self.per_moe_layer_overhead_s * spec.layers if spec.experts else 0.0
+        return moe_floor_s(self.per_moe_layer_overhead_s, spec)
 
     def efficiency(self) -> Efficiency:
         """The roofline efficiencies this fit stands for: the default ones divided by the scales."""

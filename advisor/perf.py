@@ -50,6 +50,12 @@ class Efficiency:
     per_moe_layer_overhead_s: float = 0.0
 
 
+def moe_floor_s(per_moe_layer_overhead_s: float, spec: ModelSpec) -> float:
+    """The MoE kernels' latency floor of one step for `spec`: the per-layer floor times its layers, 0
+    for a dense model. The roofline (StepModel) and the measured-step model (advisor.silicon) both charge it."""
+    return per_moe_layer_overhead_s * spec.layers if spec.experts else 0.0
+
+
 @dataclass(frozen=True)
 class Hardware:
     """What one replica runs on: per-GPU peaks and the link between its GPUs."""
@@ -139,9 +145,9 @@ class StepModel:
         # moe_align_block_size adds per expert (up to block_size - 1 tokens each,
         # vllm/model_executor/layers/fused_moe/moe_align_block_size.py) vanishes beside thousands of prompt
         # tokens; so only the part of it the prompt tokens' compute does not cover is added
-        moe_floor_s = self.eff.per_moe_layer_overhead_s * m.layers if m.experts else 0.0
+        moe_floor = moe_floor_s(self.eff.per_moe_layer_overhead_s, m)
         prefill_compute_s = 2 * m.params_active * prefill_tokens / hw.tp / (hw.flops * self.eff.compute)
         # pipeline stages run one after another for a given batch; each hands its activations on
         handoff = (hw.pp - 1) * (tokens * m.hidden * 2 / hw.link_bytes_s + self.eff.allreduce_latency_s)
-        return (max(mem_s, compute_s) + max(0.0, moe_floor_s - prefill_compute_s) + self._allreduce_s(tokens)
+        return (max(mem_s, compute_s) + max(0.0, moe_floor - prefill_compute_s) + self._allreduce_s(tokens)
                 + handoff + overhead)
