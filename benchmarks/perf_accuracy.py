@@ -408,14 +408,15 @@ def fit_prefill(cases: list[Case], ttft: list[float], frontend: tuple[float, flo
                                                 for c, t in zip(cases, ttft, strict=True)]))
 
 
-def _fit_group(cases: list[Case]) -> dict[str, Any]:
-    """Per step model: the decode constants from TPOT, then the prefill scale and (fitted where the steps
-    are measured, as it is the engine's own) the frontend cost from TTFT."""
+def _fit_group(cases: list[Case], roofline_too: bool = True) -> dict[str, Any]:
+    """Per step model (the roofline's only with `roofline_too`): the decode constants from TPOT, then the
+    prefill scale and (fitted where the steps are measured, as it is the engine's own) the frontend cost
+    from TTFT."""
     unit = StepFit(1.0, 0.0)
     fits: dict[str, Any] = {"rows": len(cases)}
     kinds: tuple[tuple[str, Callable[[Case, StepFit], StepTimes]], ...] = (
         ("silicon", silicon_step), ("roofline", roofline_step))
-    for kind, make in kinds:
+    for kind, make in kinds[:2 if roofline_too else 1]:
         usable, raw = [], []
         for c in cases:
             try:
@@ -445,9 +446,9 @@ def fit(cases: list[Case], rows_note: str, which: str = "all") -> dict[str, Any]
     for backend, engine in ENGINES.items():
         mine = [c for c in cases if c.row["backend"] == backend]
         if mine:
-            engines[engine] = _fit_group(mine)
-    engines["default"] = {**_fit_group(cases), "rows": 0}
-    if which == "silicon":
+            engines[engine] = _fit_group(mine, which == "all")
+    engines["default"] = {**_fit_group(cases, which == "all"), "rows": 0}
+    if which == "silicon":  # the roofline blocks were not refitted: keep the file's
         for engine, fits in engines.items():
             fits["roofline"] = doc["engines"][engine]["roofline"]
     fitted = doc["fitted"]

@@ -102,7 +102,7 @@ def test_a_blank_attention_dp_is_read_from_the_parallel_layout_and_such_rows_are
 def test_a_silicon_only_refit_keeps_the_roofline_blocks_and_says_when_they_were_fitted(monkeypatch):
     fitted = {"rows": 1, "request_overhead_s": 0.1, "per_stream_overhead_s": 0.0,
               "silicon": {"scale": 2.0, "step_overhead_s": 0.0}, "roofline": {"scale": 9.0, "step_overhead_s": 0.0}}
-    monkeypatch.setattr(perf_accuracy, "_fit_group", lambda cases: dict(fitted))
+    monkeypatch.setattr(perf_accuracy, "_fit_group", lambda cases, roofline_too=True: dict(fitted))
     rows = [SimpleNamespace(row={"backend": backend}) for backend in perf_accuracy.ENGINES]
     current = json.loads((perf_accuracy.CATALOG_DIR / "calibration.json").read_text(encoding="utf-8"))
     doc = perf_accuracy.fit(rows, "test rows", "silicon")  # type: ignore[arg-type]
