@@ -5,11 +5,13 @@ each of our GPUs, which aiconfigurator backend for each engine, and per engine t
 `python -m benchmarks.perf_accuracy --fit` fitted on measured serving runs: the fixed per-request
 frontend cost (tokenisation, scheduling, detokenisation; plus a share per concurrent stream) and, for
 both step models, a time scale and fixed per-step and per-sequence costs. Engines without measured rows use the `default` entry (fitted on all rows pooled).
+A release with enough measured runs of its own also carries a decode correction (ReleaseFit): how far
+its runs sit from the engine's fit, e.g. an older release than the per-op database measured.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -41,6 +43,14 @@ class StepFit:
         """The MoE kernels' latency floor per step for `spec`: its layers' share, 0 for a dense model."""
         return moe_floor_s(self.per_moe_layer_overhead_s, spec)
 
+    def decode_times(self, factor: float) -> StepFit:
+        """This fit with every decode-time term multiplied by `factor` (a release's correction); the
+        prefill scale is left as it is."""
+        return replace(self, scale=self.scale * factor, step_overhead_s=self.step_overhead_s * factor,
+                       per_seq_overhead_s=self.per_seq_overhead_s * factor,
+                       per_layer_overhead_s=self.per_layer_overhead_s * factor,
+                       per_moe_layer_overhead_s=self.per_moe_layer_overhead_s * factor)
+
     def efficiency(self) -> Efficiency:
         """The roofline efficiencies this fit stands for: the default ones divided by the scales."""
         base = Efficiency()
@@ -48,6 +58,18 @@ class StepFit:
                           step_overhead_s=self.step_overhead_s, per_seq_overhead_s=self.per_seq_overhead_s,
                           per_layer_overhead_s=self.per_layer_overhead_s,
                           per_moe_layer_overhead_s=self.per_moe_layer_overhead_s)
+
+
+@dataclass(frozen=True)
+class ReleaseFit:
+    """One release's decode correction: the median ratio of measured to estimated TPOT over its measured
+    runs under the engine's fit (`rows` runs of `models` models; fitted only where several models were
+    run, so that one model's quirk is not charged to the release). Prefill is not corrected: a TTFT
+    ratio pooled over GPUs disagreed between them and made TPOT worse where prefills share steps."""
+
+    decode: float
+    rows: int
+    models: int
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,16 @@ class EngineFit:
     silicon: StepFit
     roofline: StepFit
     rows: int  # measured rows the fit used (0 for the pooled default)
+    releases: dict[str, ReleaseFit] = field(default_factory=dict)  # release -> its decode correction
+
+    def for_release(self, release: str | None) -> EngineFit:
+        """These constants as they hold for `release`: both step models' decode times corrected where the
+        release has a fit of its own, else unchanged."""
+        own = self.releases.get(release or "")
+        if own is None:
+            return self
+        return replace(self, silicon=self.silicon.decode_times(own.decode),
+                       roofline=self.roofline.decode_times(own.decode))
 
     def frontend_s(self, concurrency: int) -> float:
         """The fixed cost one request pays before scheduling, with `concurrency` streams open."""
@@ -74,9 +106,10 @@ class Calibration:
     engines: dict[str, EngineFit]
     provenance: dict[str, Any]
 
-    def engine(self, engine_id: str) -> EngineFit:
-        """The engine's fitted constants, or the pooled default for an engine without measured rows."""
-        return self.engines.get(engine_id) or self.engines["default"]
+    def engine(self, engine_id: str, release: str | None = None) -> EngineFit:
+        """The engine's fitted constants (the pooled default for an engine without measured rows), with
+        `release`'s own decode correction where it has one."""
+        return (self.engines.get(engine_id) or self.engines["default"]).for_release(release)
 
 
 def _number(where: str, value: Any, low: float, high: float) -> float:
@@ -98,6 +131,20 @@ def _step_fit(where: str, raw: Any) -> StepFit:
                                                 0.0, 0.001),
                    per_moe_layer_overhead_s=_number(f"{where}.per_moe_layer_overhead_s",
                                                     raw.get("per_moe_layer_overhead_s", 0.0), 0.0, 0.002))
+
+
+def _release_fits(where: str, raw: Any) -> dict[str, ReleaseFit]:
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{where}: expected an object of release -> correction")
+    fits: dict[str, ReleaseFit] = {}
+    for release, fit in raw.items():
+        at = f"{where}.{release}"
+        if not isinstance(fit, dict):
+            raise CalibrationError(f"{at}: expected an object with decode, rows and models")
+        fits[release] = ReleaseFit(decode=_number(f"{at}.decode", fit.get("decode"), 0.2, 5.0),
+                                   rows=int(_number(f"{at}.rows", fit.get("rows"), 1, 1e6)),
+                                   models=int(_number(f"{at}.models", fit.get("models"), 1, 1e4)))
+    return fits
 
 
 def parse(data: dict[str, Any]) -> Calibration:
@@ -122,7 +169,8 @@ def parse(data: dict[str, Any]) -> Calibration:
             per_stream_overhead_s=_number(f"{where}.per_stream_overhead_s", raw.get("per_stream_overhead_s", 0.0), 0.0, 0.1),
             silicon=_step_fit(f"{where}.silicon", raw.get("silicon")),
             roofline=_step_fit(f"{where}.roofline", raw.get("roofline")),
-            rows=int(_number(f"{where}.rows", raw.get("rows", 0), 0, 1e6)))
+            rows=int(_number(f"{where}.rows", raw.get("rows", 0), 0, 1e6)),
+            releases=_release_fits(f"{where}.releases", raw.get("releases", {})))
     if "default" not in engines:
         raise CalibrationError("calibration.json: engines.default is missing (used for engines without rows)")
     for section in ("systems", "backends"):

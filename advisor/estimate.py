@@ -72,7 +72,7 @@ def step_model(req: Request, opt: Option, eff: Efficiency | None = None) -> Step
     hw = Hardware.from_gpu(req.gpu, precision, opt.tp, opt.pp)
     bits = opt.quant.bits if opt.quant.method else 16
     if eff is None:
-        eff = calibration().engine(opt.engine).roofline.efficiency()
+        eff = calibration().engine(opt.engine, opt.version.version).roofline.efficiency()
     return StepModel(req.model, hw, bits, opt.quant.method, KV_BYTES.get(opt.kv_dtype, 1.0), eff)
 
 
@@ -100,21 +100,31 @@ def step_times(req: Request, opt: Option) -> tuple[StepTimes, str]:
     target = silicon_target(req, opt)
     found = nearest_measured(target) if target is not None else None
     if found is None:
-        return step_model(req, opt), _roofline_source(req)
+        return step_model(req, opt), _roofline_source(req, opt)
     measured, changed = found
-    fit = calibration().engine(opt.engine).silicon
+    fit = calibration().engine(opt.engine, opt.version.version).silicon
     release = (f"{measured.backend} {measured.version}" if measured.version == opt.version.version else
                f"{measured.backend} {measured.version}, the nearest release it measured to {opt.version.version}")
     return (SiliconStepModel(measured, fit.scale, fit.step_overhead_s, fit.per_seq_overhead_s, fit.prefill_scale,
                              fit.moe_floor_s(req.model)),
             f"step times from aiconfigurator-core's measured per-op latencies ({measured.system}, {release}"
             f"{'; ' + changed if changed else ''}), scaled by the fitted {fit.scale:g} (decode) and "
-            f"{fit.prefill_scale:g} (prefill)")
+            f"{fit.prefill_scale:g} (prefill){_release_note(opt)}")
 
 
-def _roofline_source(req: Request) -> str:
+def _roofline_source(req: Request, opt: Option) -> str:
     return (f"step times from the roofline on {req.gpu.name} datasheet peaks with efficiencies fitted on "
-            f"measured serving runs (aiconfigurator-core has no per-op data for this GPU, engine, model or format)")
+            f"measured serving runs (aiconfigurator-core has no per-op data for this GPU, engine, model or "
+            f"format){_release_note(opt)}")
+
+
+def _release_note(opt: Option) -> str:
+    """Where the release's own measured runs corrected the decode times, in words ('' where they did not)."""
+    own = calibration().engine(opt.engine).releases.get(opt.version.version)
+    if own is None:
+        return ""
+    return (f"; decode × {own.decode:g}, as {own.rows} measured runs of {opt.version.version} "
+            f"({own.models} models) showed")
 
 
 def quick_throughput(req: Request, opt: Option) -> float:
@@ -149,12 +159,12 @@ def estimate(req: Request, opt: Option) -> Estimate:
     def simulate(times: StepTimes) -> SimResult:
         return Simulator(times, cfg, w.prompt_tokens, w.output_tokens, per_replica, request_rate=rate,
                          prefix_tokens=w.shared_prefix_tokens if opt.prefix_caching else 0,
-                         request_overhead_s=calibration().engine(opt.engine).frontend_s(per_replica),
+                         request_overhead_s=calibration().engine(opt.engine, opt.version.version).frontend_s(per_replica),
                          stagger=True).run()
     try:
         result = simulate(step)
     except SiliconUnavailable:  # a table lacks a point this workload reaches: the roofline answers instead
-        step, source = step_model(req, opt), _roofline_source(req)
+        step, source = step_model(req, opt), _roofline_source(req, opt)
         result = simulate(step)
     metrics = result.summary()
     metrics["throughput_tok_s"] *= opt.replicas

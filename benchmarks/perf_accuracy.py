@@ -22,6 +22,7 @@ import itertools
 import json
 import logging
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -144,6 +145,11 @@ class Case:
     ttft_ms: float
     tpot_ms: float
 
+    @property
+    def release(self) -> str:
+        """The engine release the run used, as the row spells it ('' where it does not say)."""
+        return self.row["backend_version"]
+
 
 def compute_precision(row: Row, arch: str) -> str:
     """The tensor-core precision the row's matmuls run at. FP8 checkpoints run W8A8 on FP8 tensor cores.
@@ -254,7 +260,7 @@ def simulate(c: Case, step: StepTimes, request_overhead_s: float) -> tuple[float
 def advisor_silicon(c: Case, cal: Calibration) -> tuple[float, float]:
     """What the advisor answers: aiconfigurator step times, or the fitted roofline where aiconfigurator
     cannot build the configuration (missing per-op data for the quantization, say)."""
-    fit = cal.engine(c.engine)
+    fit = cal.engine(c.engine, c.release)
     try:
         return simulate(c, silicon_step(c, fit.silicon), fit.frontend_s(c.concurrency))
     except SiliconUnavailable:
@@ -262,7 +268,7 @@ def advisor_silicon(c: Case, cal: Calibration) -> tuple[float, float]:
 
 
 def advisor_roofline(c: Case, cal: Calibration) -> tuple[float, float]:
-    fit = cal.engine(c.engine)
+    fit = cal.engine(c.engine, c.release)
     return simulate(c, roofline_step(c, fit.roofline), fit.frontend_s(c.concurrency))
 
 
@@ -343,7 +349,7 @@ def breakdown(cases: list[Case], cal: Calibration) -> list[str]:
     TPOT, largest total TPOT error first, so the class that dominates the error is read off the top."""
     groups: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
     for c in cases:
-        fit = cal.engine(c.engine)
+        fit = cal.engine(c.engine, c.release)
         try:
             source = "silicon"
             pred = simulate(c, silicon_step(c, fit.silicon), fit.frontend_s(c.concurrency))
@@ -438,6 +444,35 @@ def _fit_group(cases: list[Case], roofline_too: bool = True) -> dict[str, Any]:
     return fits
 
 
+# a release number such as 0.16.0 or 1.1.0rc2.post2, not an image tag ("gpt-oss-dev", "nightly-dev-…",
+# blank): only a release can be asked of the advisor, and a tag made for one model would only learn that model
+RELEASE = re.compile(r"\d+\.\d+(\.\d+)?[.a-z0-9]*")
+MIN_RELEASE_ROWS, MIN_RELEASE_MODELS = 12, 2
+
+
+def fit_releases(cases: list[Case], cal: Calibration) -> dict[str, dict[str, dict[str, float]]]:
+    """Per engine, the decode correction of each release with at least MIN_RELEASE_ROWS runs of at least
+    MIN_RELEASE_MODELS models among `cases`: the median ratio of measured to estimated TPOT under `cal`
+    (the engine's fit, without release corrections). Fewer models and the ratio would be one model's
+    quirk charged to the release."""
+    ratios: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for c in cases:
+        if not RELEASE.fullmatch(c.release):
+            continue
+        try:
+            tpot = advisor_silicon(c, cal)[1]
+        except Exception:  # noqa: BLE001 - a row no estimate answers is left out, as evaluate leaves it
+            continue
+        ratios.setdefault((c.engine, c.release), []).append((c.row["model_path"], c.tpot_ms / tpot))
+    fits: dict[str, dict[str, dict[str, float]]] = {}
+    for (engine, release), found in sorted(ratios.items()):
+        models = {model for model, _ in found}
+        if len(found) >= MIN_RELEASE_ROWS and len(models) >= MIN_RELEASE_MODELS:
+            fits.setdefault(engine, {})[release] = {"decode": round(percentile([r for _, r in found], 50), 4),
+                                                    "rows": len(found), "models": len(models)}
+    return fits
+
+
 def fit(cases: list[Case], rows_note: str, which: str = "all") -> dict[str, Any]:
     """A new calibration document: per engine, and pooled as the default, from `cases`. `which` "silicon"
     keeps each engine's roofline block (the fallback's constants) as the current file has it."""
@@ -451,6 +486,8 @@ def fit(cases: list[Case], rows_note: str, which: str = "all") -> dict[str, Any]
     if which == "silicon":  # the roofline blocks were not refitted: keep the file's
         for engine, fits in engines.items():
             fits["roofline"] = doc["engines"][engine]["roofline"]
+    for engine, releases in fit_releases(cases, parse({**doc, "engines": engines})).items():
+        engines[engine]["releases"] = releases
     fitted = doc["fitted"]
     doc["engines"] = engines
     doc["fitted"] = {"source": "aiconfigurator-core 0.12.0 systems/silicon_sample.csv (agg rows)",

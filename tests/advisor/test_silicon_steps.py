@@ -104,3 +104,19 @@ def test_the_advisor_uses_measured_steps_on_a_covered_gpu_and_the_roofline_elsew
     step, source = step_times(t4_req, t4[0])
     assert isinstance(step, StepModel) and "roofline" in source
     assert "roofline" in estimate(t4_req, t4[0]).step_source
+
+
+def test_a_release_with_measured_runs_of_its_own_corrects_the_decode_scale_and_says_so():
+    from advisor.calibration import calibration
+
+    engine = calibration().engine("vllm")
+    release, own = next(iter(engine.releases.items()))  # the shipped file fits at least one vLLM release
+    req, options = _options({"gpu": "H100", "model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm",
+                             "engine_version": release,
+                             "workload": {"prompt_tokens": 1024, "output_tokens": 128, "concurrency": 8}})
+    plain = next(o for o in options if o.quant.method is None and o.kv_dtype is None)
+    step, source = step_times(req, plain)
+    assert isinstance(step, SiliconStepModel)
+    assert step.scale == pytest.approx(engine.silicon.scale * own.decode)
+    assert step.prefill_scale == engine.silicon.prefill_scale
+    assert f"measured runs of {release}" in source and f"{own.decode:g}" in source

@@ -103,7 +103,7 @@ def test_a_silicon_only_refit_keeps_the_roofline_blocks_and_says_when_they_were_
     fitted = {"rows": 1, "request_overhead_s": 0.1, "per_stream_overhead_s": 0.0,
               "silicon": {"scale": 2.0, "step_overhead_s": 0.0}, "roofline": {"scale": 9.0, "step_overhead_s": 0.0}}
     monkeypatch.setattr(perf_accuracy, "_fit_group", lambda cases, roofline_too=True: dict(fitted))
-    rows = [SimpleNamespace(row={"backend": backend}) for backend in perf_accuracy.ENGINES]
+    rows = [SimpleNamespace(row={"backend": backend}, release="") for backend in perf_accuracy.ENGINES]
     current = json.loads((perf_accuracy.CATALOG_DIR / "calibration.json").read_text(encoding="utf-8"))
     doc = perf_accuracy.fit(rows, "test rows", "silicon")  # type: ignore[arg-type]
     for engine, fits in doc["engines"].items():
@@ -111,3 +111,24 @@ def test_a_silicon_only_refit_keeps_the_roofline_blocks_and_says_when_they_were_
         assert fits["roofline"] == current["engines"][engine]["roofline"]
     assert doc["fitted"]["command"].endswith("--fit silicon") and doc["fitted"]["roofline_fitted"]
     assert perf_accuracy.fit(rows, "test rows")["engines"]["vllm"]["roofline"]["scale"] == 9.0  # type: ignore[arg-type]
+
+
+def test_a_release_gets_its_own_decode_correction_only_from_runs_of_several_models(monkeypatch):
+    # every estimate says TPOT 10 ms; the measured TPOT sets the ratio
+    monkeypatch.setattr(perf_accuracy, "advisor_silicon", lambda c, cal: (100.0, 10.0))
+
+    def runs(release, models, count):
+        return [SimpleNamespace(engine="vllm", release=release, row={"model_path": models[i % len(models)]},
+                                tpot_ms=12.0 + i % 3) for i in range(count)]
+
+    cases = (runs("0.16.0", ["a", "b"], 12) + runs("0.17.0", ["a"], 20) + runs("0.18.0", ["a", "b"], 11)
+             + runs("gpt-oss-dev", ["a", "b"], 20) + runs("", ["a", "b"], 20))
+    fits = perf_accuracy.fit_releases(cases, None)  # type: ignore[arg-type]
+    assert fits == {"vllm": {"0.16.0": {"decode": 1.3, "rows": 12, "models": 2}}}
+
+
+def test_release_numbers_are_told_from_image_tags():
+    for release in ("0.16.0", "1.1.0rc2.post2", "0.5.6.post2", "0.12"):
+        assert perf_accuracy.RELEASE.fullmatch(release)
+    for tag in ("", "gpt-oss-dev", "glm5-hopper", "nightly-dev-20260216-d3bae71e", "nightly-5b8c30d62b754b57"):
+        assert not perf_accuracy.RELEASE.fullmatch(tag)
