@@ -71,6 +71,9 @@ class Line(_Data):
     constant_gib: float = Field(ge=-4, le=8, description="fitted remainder; 0 when nothing was fitted")
     fraction_scale: float = Field(gt=0, le=1, description="the engine multiplies the user's memory fraction by this")
     kv_share_of_rest: float = Field(gt=0, le=1, description="share of the memory left after everything else given to the KV cache")
+    fraction_after_overhead: bool = Field(default=False, description=(
+        "the engine reads the memory its fraction applies to after the CUDA context and the distributed init have "
+        "taken theirs (non_torch_gib, multi_gpu_extra_gib), so the fraction is of what they leave"))
     window_kv: bool = Field(default=False, description="sliding-window layers hold only their window of each sequence's KV cache")
     allreduce_held_share: float = Field(default=0.0, ge=0, le=1, description=(
         "with tensor parallelism, the share of the profiled pass's all-reduce inputs still reserved behind NCCL's "

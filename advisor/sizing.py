@@ -97,9 +97,14 @@ def allreduce_inputs_bytes(model: ModelSpec, batched_tokens: int) -> float:
     return float((2 * model.layers + 1) * batched_tokens * model.hidden * 2)
 
 
+def outside_torch_bytes(tp: int, acct: Line) -> float:
+    """Memory outside torch's allocator: the CUDA context and cuBLAS workspaces, and NCCL with tensor parallelism."""
+    return (acct.non_torch_gib + (acct.multi_gpu_extra_gib if tp > 1 else 0.0)) * GIB
+
+
 def overhead_bytes(tp: int, acct: Line) -> float:
-    """Memory outside torch's allocator (CUDA context, cuBLAS workspaces, NCCL) and the fitted remainder."""
-    return (acct.non_torch_gib + (acct.multi_gpu_extra_gib if tp > 1 else 0.0) + acct.constant_gib) * GIB
+    """Memory outside torch's allocator and the fitted remainder."""
+    return outside_torch_bytes(tp, acct) + acct.constant_gib * GIB
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,13 @@ def plan_memory(
     fixed = weights + activations + overhead_bytes(tp, acct)
     usable = gpu.usable_gib * GIB
     share = utilization * acct.fraction_scale
-    budget = fixed + max(0.0, usable - fixed) * share if fraction_of_free else usable * share
+    if fraction_of_free:
+        budget = fixed + max(0.0, usable - fixed) * share
+    elif acct.fraction_after_overhead:  # SGLang: the fraction is of what the CUDA context and NCCL left
+        before = outside_torch_bytes(tp, acct)
+        budget = before + (usable - before) * share
+    else:
+        budget = usable * share
     kv_room = (budget - fixed) * acct.kv_share_of_rest
     kv_tokens = max(0, int(kv_room // per_token) // block_tokens * block_tokens) if kv_room > 0 else 0
 

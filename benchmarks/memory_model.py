@@ -1,9 +1,9 @@
-"""`python -m benchmarks.memory_model` (make bench-memory): the advisor's KV-cache sizing against measured vLLM capacities.
+"""`python -m benchmarks.memory_model` (make bench-memory): the advisor's KV-cache sizing against measured capacities.
 
 Run by hand or in CI's benchmark step (seconds). For each measurement in benchmarks/data/vllm_startup_logs.json it
 sizes the logged request with the advisor's own planner (same GPU, model, release, tensor and pipeline parallelism,
-memory fraction and context length) and compares the KV cache with what vLLM allocated (tokens, or GiB where the
-source gives GiB), beside two anchors from the same run:
+memory fraction and context length) and compares the KV cache with what the engine allocated (vLLM mostly, two
+SGLang starts; tokens, or GiB where the source gives GiB), beside two anchors from the same run:
 - the naive calculator "(total memory x gpu_memory_utilization - weights) / KV bytes per token" (per GPU, at the
   logged KV-cache dtype);
 - aiconfigurator-core's KV-cache estimator (a second opinion; optional: without the package the column is empty).

@@ -103,10 +103,17 @@ def test_vllm_0_2_5_holds_tensor_parallel_all_reduce_inputs_of_the_profile_and_i
     assert one_gpu["0.2.4"].kv_cache_gib - one_gpu["0.2.7"].kv_cache_gib == pytest.approx(0.2, abs=1e-6)
 
 
-def test_sglang_keeps_back_its_static_fraction_and_profiles_nothing():
+def test_sglang_keeps_back_its_static_fraction_of_what_the_context_left_and_profiles_nothing():
+    acct, usable = memory_accounting.line("sglang", "0.4.0"), gpus()["h100-sxm5-80gb"].usable_gib
     plan = _plan("sglang", "0.4.0", utilization=0.88)
     assert plan.activation_gib == 0
-    assert plan.kv_cache_gib == pytest.approx(0.88 * gpus()["h100-sxm5-80gb"].usable_gib - plan.weights_gib, abs=0.01)
+    assert acct.fraction_after_overhead and acct.non_torch_gib > 0
+    assert plan.kv_cache_gib == pytest.approx(
+        0.88 * (usable - acct.non_torch_gib) - plan.weights_gib - acct.constant_gib, abs=0.01)
+    # with tensor parallelism the distributed init's memory is outside the fraction too
+    tp2 = _plan("sglang", "0.4.0", utilization=0.88, tp=2)
+    assert tp2.kv_cache_gib == pytest.approx(
+        0.88 * (usable - acct.non_torch_gib - acct.multi_gpu_extra_gib) - tp2.weights_gib - acct.constant_gib, abs=0.01)
 
 
 def test_tgi_3_3_applies_its_wiggle_room_to_the_memory_fraction():

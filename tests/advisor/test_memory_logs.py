@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
+
 from benchmarks.memory_model import fit, fit_allreduce_share, logs, report, size, split_of
 
 
@@ -55,3 +57,29 @@ def test_vllm_0_2_5_s_all_reduce_share_is_what_the_dev_split_gives():
     acct = line("vllm", "0.2.5")
     assert acct.fitted_on == "dev" and fitted["measurements"] >= 1
     assert abs(fitted["allreduce_held_share"] - acct.allreduce_held_share) < 0.01
+
+
+def test_sglangs_terms_are_what_its_dev_log_gives():
+    """SGLang's context, distributed-init and loading terms are read off the dev log's own lines, against the
+    catalog's usable memory and the advisor's weight count; no validation measurement is used."""
+    import re
+
+    from advisor.catalog import gpus
+    from advisor.memory_accounting import line
+    from advisor.model_specs import resolve_model
+    from advisor.sizing import GIB, weight_bytes
+
+    entry = next(e for e in logs() if e["request"]["engine"] == "sglang" and split_of(e["source"]) == "dev")
+    text = "\n".join(entry["lines"])
+
+    def gib(pattern):
+        return float(re.search(pattern, text).group(1))
+
+    acct = line("sglang", entry["request"]["engine_version"])
+    tp = entry["request"]["flags"]["tensor_parallel_size"]
+    usable = gpus()["l4"].usable_gib
+    weights = weight_bytes(resolve_model(entry["request"]["model"])[0], 16, None) / tp / GIB
+    assert acct.multi_gpu_extra_gib == gib(r"Init torch distributed ends\. mem usage=([\d.]+)")
+    assert acct.non_torch_gib == pytest.approx(usable - gib(r"Load weight begin\. avail mem=([\d.]+)")
+                                               - acct.multi_gpu_extra_gib, abs=0.005)
+    assert acct.constant_gib == pytest.approx(gib(r"mem usage=([\d.]+) GB\.") - weights, abs=0.005)
