@@ -56,9 +56,12 @@ _ENGINE_VERSION: dict[str, tuple[str, ...]] = {
     "tensorrt-llm": (rf"TensorRT-LLM(?:\s+version)?:?\s*{_VERSION}", rf"tensorrt[-_]llm(?:==|\s+v?){_VERSION}", rf"trt-?llm\s+v?{_VERSION}"),
     "llama.cpp": (r"\b(?:build|version):?\s*=?\s*(\d{3,5})\b", r"\b(b\d{3,5})\b"),
 }
-# The GPU's own capability, never the one an error says is needed ("at least 8.0").
+# The GPU's own capability, never the one an error says is needed ("at least 8.0") nor those a build supports
+# (PyTorch's "{gpu} with CUDA capability sm_120 is not compatible ... supports CUDA capabilities sm_50 ... sm_90").
+# "sm_120" is 12.0: the last digit is the minor version.
 _CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\d)\b",
-       r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d)(\d)\b")
+       r"with CUDA capability sm_?(\d{1,2})(\d)\b",
+       r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d{1,2})(\d)\b")
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
 _TENSOR_PARALLEL = (r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
                     r"|\bTP\s*[=:]?\s*\d|\bwith TP\b")

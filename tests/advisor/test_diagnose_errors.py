@@ -824,3 +824,13 @@ def test_a_common_family_answers_with_the_recognised_engines_own_flag(text, fix)
     rec, matches = known_failures.match(text)
     acts = known_failures.actions(matches[0], rec)
     assert {a["engine"] for a in acts} == {rec.engine} and fix in [(a["flag"], a["direction"]) for a in acts], acts
+
+
+def test_the_gpus_own_capability_is_read_from_pytorchs_arch_check_not_the_builds_list():
+    # torch/cuda/__init__.py's _check_capability message; sm_120 is 12.0 (the last digit is the minor version)
+    rec = recognise("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+                    "installation. The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 "
+                    "sm_80 sm_86 sm_90.")
+    assert rec.compute_capability == "12.0"
+    assert rec.gpu is not None and rec.gpu.name.endswith("RTX 5090")
+    assert recognise("built for sm_89 only").compute_capability == "8.9"
