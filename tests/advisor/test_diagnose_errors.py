@@ -834,3 +834,12 @@ def test_the_gpus_own_capability_is_read_from_pytorchs_arch_check_not_the_builds
     assert rec.compute_capability == "12.0"
     assert rec.gpu is not None and rec.gpu.name.endswith("RTX 5090")
     assert recognise("built for sm_89 only").compute_capability == "8.9"
+
+
+def test_pytorchs_arch_check_is_a_build_without_kernels_for_the_gpu():
+    # the warning torch/cuda/__init__.py (_check_cubins) prints for a GPU its wheel was not compiled for
+    text = ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+            "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.")
+    failures, actions = _actions("vllm serve meta-llama/Llama-3.1-8B-Instruct\n" + text)
+    assert "no-kernel-image-for-gpu" in failures
+    assert any(a["direction"] == "upgrade" for a in actions)
