@@ -26,13 +26,14 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
      r"|\bTrtGptModel\w*|\bGptManager\b|\bgptSession\w*",
-     r"max_input_len|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction|optimum[-_./]nvidia"),
+     r"max_input_len\b|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction|optimum[-_./]nvidia"),
     ("sglang",
      r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+(?: [A-Z]{2,3}\d+)*\]"
      r"|torch_memory_saver",
      r"mem[-_]fraction[-_]static|--context-length|--disable-cuda-graph|--chunked-prefill-size|--max-running-requests"),
     ("tgi",
-     r"text[-_]generation[-_](?:inference|launcher|server|router|benchmark)|\bTGI\b|shard[-_]manager|Warmup\(Generation",
+     r"text[-_]generation[-_](?:inference|launcher|server|router|client|benchmark)|\bTGI\b|shard[-_]manager"
+     r"|Warmup\(Generation",
      r"max[-_]batch[-_](?:prefill|total)[-_]tokens|--num-shard|--max-input-(?:length|tokens)|--max-total-tokens"
      r"|--cuda-memory-fraction"),
     ("llama.cpp",

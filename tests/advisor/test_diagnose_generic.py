@@ -198,3 +198,25 @@ def test_a_bare_python_assertion_in_an_engine_is_a_crash_and_its_words_pick_the_
             "an assertion failure inside `SWARadixCache.dec_lock_ref`")
     assert recognise(text).engine == "sglang"
     assert _suspected(text)[0] == ("sglang", "--disable-radix-cache", None, 1)
+
+
+def test_an_sglang_worker_that_died_in_graph_capture_is_a_crash_that_suspects_graphs():
+    # SGLang's frame for a dead worker (managers/tp_worker.py at 0.3.1.post2: "Exception in run_tp_server:"), its
+    # traceback cut after the capture call, with no exception line of its own
+    text = ("[TP0] Capture cuda graph begin. This can take up to several minutes.\n[TP4] Exception in run_tp_server:\n"
+            "Traceback (most recent call last):\n  File \"/sgl-workspace/sglang/python/sglang/srt/model_executor/"
+            "cuda_graph_runner.py\", line 147, in __init__\n    self.capture()")
+    assert suspects.crashed(text)
+    assert _suspected(text)[0][:2] == ("sglang", "--disable-cuda-graph")
+    upgrade = suspects.upgrade(text, recognise(text))
+    assert upgrade is not None and upgrade["direction"] == "upgrade"
+
+
+def test_an_sglang_crash_that_names_its_attention_kernels_suspects_the_attention_backend_first():
+    text = ("[TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"/sgl-workspace/sglang/"
+            "python/sglang/srt/layers/attention/flashinfer_backend.py\", line 412, in forward_decode\n"
+            "RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert _suspected(text)[0] == ("sglang", "--attention-backend", "triton", 1)
+    # the portable kernels already chosen are ruled out
+    assert ("sglang", "--attention-backend", "triton", 0) not in _suspected("--attention-backend triton\n" + text)
+    assert all(s[1] != "--attention-backend" for s in _suspected("--attention-backend triton\n" + text))

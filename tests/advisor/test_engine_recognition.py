@@ -46,6 +46,10 @@ LOGS = [
     ("print_info: file type   = Q4_K - Medium\nload_tensors: offloading 32 repeating layers to GPU", "llama.cpp"),
     ('File "/app/aphrodite/engine/aphrodite_engine.py", line 300, in _init_cache', "vllm"),
     ("File \"/usr/lib/python3/site-packages/optimum/nvidia/models/auto.py\", line 80, in from_pretrained", "tensorrt-llm"),
+    # TGI's router reaches its shards through its own client crate; its max_input_length is not TensorRT-LLM's
+    # max_input_len
+    ("ERROR warmup{max_input_length=1024 max_prefill_tokens=4096}:warmup: text_generation_client: "
+     "router/client/src/lib.rs:33: Server error: CUDA out of memory", "tgi"),
 ]
 
 
