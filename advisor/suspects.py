@@ -35,13 +35,14 @@ MAX_SUSPECTS = 3
 # misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes") or watchdog, TGI's frame for a shard that raised
 # ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort) and SGLang's
 # frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4 and 0.5.9;
-# "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2).
+# "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError ("EngineCore
+# encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b"
-    r"|Scheduler hit an exception|Exception in run_tp_server",
+    r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
 # (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").

@@ -220,3 +220,11 @@ def test_an_sglang_crash_that_names_its_attention_kernels_suspects_the_attention
     # the portable kernels already chosen are ruled out
     assert ("sglang", "--attention-backend", "triton", 0) not in _suspected("--attention-backend triton\n" + text)
     assert all(s[1] != "--attention-backend" for s in _suspected("--attention-backend triton\n" + text))
+
+
+def test_vllms_dead_engine_core_is_a_crash_whose_default_features_are_ruled_out():
+    # vLLM V1's EngineDeadError (vllm/v1/engine/exceptions.py), pasted without the stack trace it points to
+    text = ("(APIServer pid=1) ERROR [async_llm.py:704] vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+            "encountered an issue. See stack trace (above) for the root cause.")
+    assert suspects.crashed(text)
+    assert _suspected(text)[0][:2] == ("vllm", "--enforce-eager")
