@@ -23,7 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from advisor import known_failures, library_env, named_fixes, profiles, quantities, suspects, unknown_flags
+from advisor import (
+    known_failures,
+    library_env,
+    named_fixes,
+    profiles,
+    quantities,
+    regressions,
+    suspects,
+    unknown_flags,
+)
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
 from ontology import selectors as ontology_selectors
@@ -232,6 +241,14 @@ def _unknown_flag_finding(query: str, rec: Recognised, findings: list[dict[str, 
                         "release predates it or the command misspells it.", unknown_flags.actions(query, rec), findings)
 
 
+def _regression_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The release that worked, when the text says the failure began with an update (advisor.regressions); None
+    when it does not."""
+    return _fix_finding("regression", "It broke with an update",
+                        "The text says an update brought this failure: the release before it is the quickest way back "
+                        "to serving while the regression is reported.", regressions.actions(query, rec), findings)
+
+
 def _quantity_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The flags the message's comparison of quantities moves (advisor.quantities); None when it compares none."""
     return _fix_finding("quantity", "The message compares a setting with what it needs",
@@ -291,6 +308,11 @@ def diagnose(text: str) -> dict[str, Any]:
     if refused is not None:
         at = 2 if named is not None else 1
         failures = (failures[:at] + [refused] + failures[at:])[:MAX_FINDINGS]
+    # The person's own account that an update broke it outranks what is read from the message's words alone.
+    regressed = _regression_finding(query, rec, failures)
+    if regressed is not None:
+        at = 1 + (named is not None) + (refused is not None)
+        failures = (failures[:at] + [regressed] + failures[at:])[:MAX_FINDINGS]
     # Then what the message's comparison of quantities moves, then the features to rule out for a crash: both read
     # messages no signature was written for, so they rank below any that was.
     compared = _quantity_finding(query, rec, failures)
@@ -300,7 +322,7 @@ def diagnose(text: str) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = named is not None or refused is not None or compared is not None or suspected is not None or bool(matches) and (
+    fix_first = named is not None or refused is not None or regressed is not None or compared is not None or suspected is not None or bool(matches) and (
         looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures

@@ -142,12 +142,12 @@ def same_flag(written: str | None, expected: str, engine: str, aliases: bool) ->
 
 
 def resolves(action: dict, fix: dict, engine: str, aliases: bool = False) -> bool:
-    """True when an action names the thread's resolving fix: same engine, same flag (or an upgrade), same
-    direction; a fix that sets a value is also named by an action that raises or lowers that flag."""
+    """True when an action names the thread's resolving fix: same engine, same flag (or an upgrade or a downgrade,
+    of whichever package the thread names), same direction; a fix that sets a value is also named by an action that raises or lowers that flag."""
     if action.get("engine") != engine:
         return False
-    if fix["direction"] == "upgrade":
-        return action.get("direction") == "upgrade"
+    if fix["direction"] in ("upgrade", "downgrade"):  # a release of the engine or the wrapper around it, any spelling
+        return action.get("direction") == fix["direction"]
     if not same_flag(action.get("flag"), fix["flag"], engine, aliases):
         return False
     return action.get("direction") == fix["direction"] or (

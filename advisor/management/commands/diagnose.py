@@ -56,10 +56,14 @@ class Command(BaseCommand):
         """A recognised failure: each fix (flag, value, arithmetic, why, source), then where the message lives."""
         self.stdout.write(f"{n}. {finding['title']}" + (f" [{finding['signature']}]" if finding["signature"] else ""))
         for a in finding["actions"]:
-            value = f" {a['value']}" if a["value"] and a["direction"] != "upgrade" and "=" not in a["flag"] else ""
-            target = f" to {a['value']} or later" if a["direction"] == "upgrade" and a["value"] else ""
             where = f" ({a['applies_to']} option)" if a.get("applies_to") else ""
-            self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{target}{where}")
+            if a["direction"] in ("upgrade", "downgrade"):  # a release, not a flag: "upgrade to 0.6.4 or later"
+                later = " or later" if a["direction"] == "upgrade" else ""
+                target = f" to {a['value']}{later}" if a["value"] else ""
+                self.stdout.write(f"   fix: {a['engine']}: {a['direction']}{target}")
+            else:
+                value = f" {a['value']}" if a["value"] and "=" not in a["flag"] else ""
+                self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{where}")
             if a["arithmetic"]:
                 self.stdout.write(f"        {a['arithmetic']}")
             self.stdout.write(f"        why: {a['why']}" + (f" (source {a['source']})" if a["source"] else ""))
