@@ -33,7 +33,9 @@ MAX_SUSPECTS = 3
 # failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
 # fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
 # misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes") or watchdog, TGI's frame for a shard that raised
-# ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort) and SGLang's
+# ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort; its CUDA_CHECK
+# aborts the same way after printing the CUDA error: "ggml-cuda.cu:84: CUDA error", ggml_cuda_error in
+# ggml/src/ggml-cuda/ggml-cuda.cu, which names the backend ROCm or MUSA in those builds) and SGLang's
 # frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4 and 0.5.9;
 # "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError ("EngineCore
 # encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py).
@@ -41,7 +43,8 @@ CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
-    r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: fatal error|\bAborted\b"
+    r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
+    r"|\bAborted\b"
     r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree

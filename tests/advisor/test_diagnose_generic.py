@@ -228,3 +228,20 @@ def test_vllms_dead_engine_core_is_a_crash_whose_default_features_are_ruled_out(
             "encountered an issue. See stack trace (above) for the root cause.")
     assert suspects.crashed(text)
     assert _suspected(text)[0][:2] == ("vllm", "--enforce-eager")
+
+
+def test_ggmls_cuda_check_abort_is_a_crash_that_rules_out_cuda_graphs():
+    # ggml_cuda_error (ggml/src/ggml-cuda/ggml-cuda.cu) prints the CUDA error, then GGML_ABORT("CUDA error"); as
+    # pasted from llama.cpp issue 24174 (version 9197, an RTX 5070)
+    text = ("version: 9197 (fcae601e4)\nDevice 0: NVIDIA GeForce RTX 5070, compute capability 12.0, VMM: yes, "
+            "VRAM: 11771 MiB\nggml/src/ggml-cuda/ggml-cuda.cu:102: CUDA error")
+    assert suspects.crashed(text)
+    assert ("llama.cpp", "GGML_CUDA_DISABLE_GRAPHS=1", "1", 3) in _suspected(text)
+    # the backend's graphs are no suspect where no CUDA or HIP backend runs
+    assert all(flag != "GGML_CUDA_DISABLE_GRAPHS=1" for _, flag, _, _ in
+               _suspected("llama-server -m m.gguf\nggml/src/ggml-vulkan/ggml-vulkan.cpp:5012: fatal error"))
+
+
+def test_a_crash_that_names_cuda_graphs_suspects_them_before_the_defaults():
+    text = "llama-server: ggml-cuda.cu:2640: CUDA error during cudaGraphLaunch: an illegal memory access was encountered"
+    assert _suspected(text)[0] == ("llama.cpp", "GGML_CUDA_DISABLE_GRAPHS=1", "1", 1)
