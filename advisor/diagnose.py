@@ -27,6 +27,7 @@ from advisor import (
     known_failures,
     library_env,
     named_fixes,
+    pins,
     profiles,
     quantities,
     regressions,
@@ -241,6 +242,13 @@ def _unknown_flag_finding(query: str, rec: Recognised, findings: list[dict[str, 
                         "release predates it or the command misspells it.", unknown_flags.actions(query, rec), findings)
 
 
+def _pin_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The release a package's stated range asks for (advisor.pins); None when the text states no range."""
+    return _fix_finding("pin", "A package is outside the range it must be in",
+                        "The message states the releases a package must be in and the one it found: move it into "
+                        "that range.", pins.actions(query, rec), findings)
+
+
 def _regression_finding(query: str, rec: Recognised, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The release that worked, when the text says the failure began with an update (advisor.regressions); None
     when it does not."""
@@ -308,10 +316,15 @@ def diagnose(text: str) -> dict[str, Any]:
     if refused is not None:
         at = 2 if named is not None else 1
         failures = (failures[:at] + [refused] + failures[at:])[:MAX_FINDINGS]
-    # The person's own account that an update broke it outranks what is read from the message's words alone.
+    # A package range the message states is its own fix too, then the person's own account that an update broke it:
+    # both outrank what is read from the message's words alone.
+    at = 1 + (named is not None) + (refused is not None)
+    pinned = _pin_finding(query, rec, failures)
+    if pinned is not None:
+        failures = (failures[:at] + [pinned] + failures[at:])[:MAX_FINDINGS]
+        at += 1
     regressed = _regression_finding(query, rec, failures)
     if regressed is not None:
-        at = 1 + (named is not None) + (refused is not None)
         failures = (failures[:at] + [regressed] + failures[at:])[:MAX_FINDINGS]
     # Then what the message's comparison of quantities moves, then the features to rule out for a crash: both read
     # messages no signature was written for, so they rank below any that was.
@@ -322,7 +335,7 @@ def diagnose(text: str) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = named is not None or refused is not None or regressed is not None or compared is not None or suspected is not None or bool(matches) and (
+    fix_first = named is not None or refused is not None or pinned is not None or regressed is not None or compared is not None or suspected is not None or bool(matches) and (
         looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures
