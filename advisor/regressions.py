@@ -59,8 +59,8 @@ def last_good(text: str) -> str | None:
 
 
 def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
-    """The downgrade to the release that worked, for the recognised engine (else without one); [] when the text
-    says nothing of an update that broke it."""
+    """The downgrade to the release that worked, then an upgrade past the one that broke it, for the recognised
+    engine (else without one); [] when the text says nothing of an update that broke it."""
     if not regressed(text):
         return []
     good = last_good(text)
@@ -68,5 +68,9 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     target = f"release {good}, which the text says worked" if good else "the release you ran before the update"
     why = (f"The text says this began with an update: pin {name} to {target} to keep serving, and report the "
            "regression with both releases named, which is how an engine's maintainers find the change that broke it.")
+    later = ("Or look for a patch release after the one that broke it: maintainers ship a regression's fix as the "
+             "next patch (InfraWiki has no release note naming this one, so no release is named).")
     return [{"engine": rec.engine, "flag": "downgrade", "since": None, "direction": "downgrade", "value": good,
-             "arithmetic": None, "why": why, "source": SOURCE}]
+             "arithmetic": None, "why": why, "source": SOURCE},
+            {"engine": rec.engine, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
+             "arithmetic": None, "why": later, "source": SOURCE}]

@@ -38,14 +38,17 @@ MAX_SUSPECTS = 3
 # ggml/src/ggml-cuda/ggml-cuda.cu, which names the backend ROCm or MUSA in those builds) and SGLang's
 # frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4 and 0.5.9;
 # "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError ("EngineCore
-# encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py).
+# encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py) and ollama's
+# frame for its llama.cpp runner that exited ("llama runner process has terminated: %w", ollama llm/server.go at
+# 5dbb81b; the runner's exit status, e.g. Windows' 0xc0000409 for an abort, is all it says).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
     r"|\bAborted\b"
-    r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue",
+    r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue"
+    r"|llama runner process has terminated",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
 # (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").
@@ -54,7 +57,9 @@ _OWN_CODE = {
     "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
     "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+",
     "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
-    "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+",
+    # ollama's runner is llama.cpp built into ollama: its exit is a stop inside that code
+    "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
+                 r"|llama runner process has terminated",
 }
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")

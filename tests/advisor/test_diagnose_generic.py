@@ -245,3 +245,12 @@ def test_ggmls_cuda_check_abort_is_a_crash_that_rules_out_cuda_graphs():
 def test_a_crash_that_names_cuda_graphs_suspects_them_before_the_defaults():
     text = "llama-server: ggml-cuda.cu:2640: CUDA error during cudaGraphLaunch: an illegal memory access was encountered"
     assert _suspected(text)[0] == ("llama.cpp", "GGML_CUDA_DISABLE_GRAPHS=1", "1", 1)
+
+
+def test_ollamas_runner_that_exited_is_a_llama_cpp_crash_answered_with_an_upgrade_last():
+    # ollama llm/server.go: "llama runner process has terminated: %w" (ollama issue 7031, as pasted)
+    text = "Error: llama runner process has terminated: exit status 0xc0000409"
+    rec = recognise(text)
+    assert rec.engine == "llama.cpp" and suspects.crashed(text)
+    upgrade = suspects.upgrade(text, rec)
+    assert upgrade is not None and upgrade["direction"] == "upgrade"

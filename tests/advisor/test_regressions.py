@@ -25,8 +25,9 @@ AFTER_UPDATE = ("LM Studio 0.3.37\nModel loading fails after update to  Lamma.cp
 def test_an_update_that_broke_it_is_read_with_the_release_that_worked(text: str, good: str | None):
     assert regressions.regressed(text)
     assert regressions.last_good(text) == good
-    (act,) = regressions.actions(text, recognise(text))
-    assert act["direction"] == "downgrade" and act["value"] == good and act["source"].startswith("https://")
+    back, forward = regressions.actions(text, recognise(text))
+    assert back["direction"] == "downgrade" and back["value"] == good and back["source"].startswith("https://")
+    assert forward["direction"] == "upgrade" and forward["value"] is None
 
 
 @pytest.mark.parametrize("text", [
