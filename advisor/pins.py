@@ -55,7 +55,9 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     found = _MINIMUM.search(text)
     if found:
         pkg, minimum = found["pkg"], found["min"]
-        return [_action(rec, "upgrade", minimum, f"The message requires {pkg} {minimum} or later and finds "
+        # the sentence is SGLang's own check, so with no engine recognised it is SGLang's dependency
+        sglang = rec if rec.engine is not None else Recognised(engine="sglang")
+        return [_action(sglang, "upgrade", minimum, f"The message requires {pkg} {minimum} or later and finds "
                         f"{found['found'] or 'none installed'}: install {pkg}>={minimum} (or the serving release that "
                         "pins it).", ASSERT_PKG_SOURCE)]
     found = _REQUIRED.search(text)

@@ -4,7 +4,8 @@ the command writes it in a spelling the engine does not accept (write it as the 
 Runs on every diagnose request, after the failure catalog. The argument parsers print the refused flag:
 argparse (vLLM, SGLang, TensorRT-LLM scripts) "error: unrecognized arguments: --lora-modules ...", llama.cpp's
 common/arg.cpp "error: invalid argument: -hf" (older builds "error: unknown argument: --ctx_size"), clap (TGI's
-launcher) "unexpected argument '--x' found". A refused flag the engine profile documents
+launcher) "unexpected argument '--x' found", and Python for an engine's argument class built with a keyword an older
+release lacks ("got an unexpected keyword argument 'limit_mm_per_prompt'", read as `--limit-mm-per-prompt`). A refused flag the engine profile documents
 (advisor/catalog/engines/*.json, with its aliases) means the installed release predates it: the answer is an
 upgrade, to the release the profile says introduced the spelling when it knows one. A flag on the pasted command
 line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp's `main` of March 2024
@@ -34,6 +35,10 @@ from advisor.versions import at_least
 _REFUSED = re.compile(r"(?:unrecognized arguments?|unknown argument|invalid argument|unexpected argument)\s*:?\s*"
                       r"['\"]?(?P<rest>-{1,2}[A-Za-z][^\n]*)", re.IGNORECASE)
 _FLAG = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*)")
+# Python refusing a keyword argument: an engine's argument class (vLLM's EngineArgs/AsyncEngineArgs, whose fields
+# are its flags in snake case) built by a wrapper or script for a newer release ("TypeError: __init__() got an
+# unexpected keyword argument 'limit_mm_per_prompt'"); read as the flag `--limit-mm-per-prompt`.
+_KWARG = re.compile(r"got an unexpected keyword argument '(?P<name>[A-Za-z]\w*)'")
 # Typographic dashes and quotes that a command copied from a web page or chat carries ("–max-input-tokens").
 _TYPOGRAPHIC = str.maketrans({"\u2013": "--", "\u2014": "--", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
@@ -50,6 +55,10 @@ def _refused(text: str) -> list[str]:
             first = _FLAG.match(rest)
             flags = [first.group(1)] if first else []
         found += [f for f in flags if _FLAG.fullmatch(f) and f not in found]
+    for hit in _KWARG.finditer(text):
+        flag = "--" + hit.group("name").replace("_", "-")
+        if flag not in found:
+            found.append(flag)
     return found
 
 

@@ -204,3 +204,14 @@ def test_a_compiled_extension_of_another_torch_release_is_an_upgrade_for_sglang_
 def test_nccl_running_out_of_gpu_memory_for_its_buffers_unsets_their_size():
     text = "transport/p2p.cc:191 NCCL WARN Cuda failure 'out of memory'"
     assert ("vllm", "NCCL_BUFFSIZE", "unset") in _fixes(text)
+
+
+def test_an_engine_argument_class_refusing_a_keyword_is_a_refused_flag_of_that_engine():
+    # a wrapper building vLLM 0.5.0's AsyncEngineArgs with a keyword later releases added (LlamaFactory issue 6654)
+    text = ("- vLLM version: 0.5.0\n    self.model = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**engine_args))\n"
+            "TypeError: __init__() got an unexpected keyword argument 'limit_mm_per_prompt'")
+    assert unknown_flags._refused(text) == ["--limit-mm-per-prompt"]
+    assert ("vllm", "upgrade", "upgrade") in _refused(text)
+    # a keyword no engine documents, with no engine recognised, is not guessed at
+    assert unknown_flags.actions("TypeError: f() got an unexpected keyword argument 'colour'",
+                                 recognise("TypeError: f() got an unexpected keyword argument 'colour'")) == []

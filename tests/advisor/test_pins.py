@@ -49,3 +49,9 @@ def test_diagnose_answers_a_broken_range_first_for_the_engine_it_names():
     first = result["findings"][0]
     assert first["kind"] == "pin"
     assert (first["actions"][0]["engine"], first["actions"][0]["direction"]) == ("vllm", "downgrade")
+
+
+def test_sglangs_own_minimum_check_is_read_as_sglangs_dependency_when_no_engine_is_named():
+    text = "Exception: flashinfer with minimum required version 0.1.6 is not installed."
+    (act,) = pins.actions(text, recognise(text))
+    assert (act["engine"], act["direction"], act["value"]) == ("sglang", "upgrade", "0.1.6")
