@@ -298,6 +298,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "vllm-v1-feature-unsupported": (
         "NotImplementedError: VLLM_USE_V1=1 is not supported with --enable-prompt-adapter. vllm 0.8.4",
         ("vllm", "VLLM_USE_V1=0", "set")),
+    "vllm-v1-engine-used-as-v0": (  # FastChat's vLLM worker on vLLM 0.8 (lm-sys/FastChat#3704)
+        'File "/p/FastChat/fastchat/serve/vllm_worker.py", line 57, in __init__ self.tokenizer = '
+        "llm_engine.engine.tokenizer AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+        ("vllm", "VLLM_USE_V1=0", "set")),
     "quantized-shape-not-divisible-by-tp": (
         "vllm serve Qwen/Qwen2.5-VL-72B-Instruct-AWQ --tensor-parallel-size 4 ValueError: The input size is not aligned "
         "with the quantized weight shape. This can be caused by too large tensor parallel size.",
