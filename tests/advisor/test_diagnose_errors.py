@@ -849,3 +849,13 @@ def test_pytorchs_arch_check_is_a_build_without_kernels_for_the_gpu():
     failures, actions = _actions("vllm serve meta-llama/Llama-3.1-8B-Instruct\n" + text)
     assert "no-kernel-image-for-gpu" in failures
     assert any(a["direction"] == "upgrade" for a in actions)
+
+
+def test_rays_object_store_warning_about_a_small_dev_shm_is_the_containers_shared_memory():
+    # Ray (python/ray/_private/services.py) under vLLM's tensor-parallel workers in Docker (vllm-project/vllm#1710)
+    text = ("docker run --runtime nvidia --gpus all vllm:latest --model=/mnt/model/ --tensor-parallel-size 2\n"
+            "2023-11-18 03:39:16,283 WARNING services.py:1996 -- WARNING: The object store is using /tmp instead of "
+            "/dev/shm because /dev/shm has only 67108864 bytes available. This will harm performance!")
+    ids, actions = _actions(text)
+    assert "shared-memory-too-small" in ids
+    assert any(a["engine"] == "vllm" and a["flag"] == "--shm-size" and a["direction"] == "raise" for a in actions)
