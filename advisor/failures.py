@@ -31,7 +31,7 @@ from advisor.versions import at_least, at_most
 
 FAILURES_DIR = Path(__file__).resolve().parent / "catalog" / "failures"
 
-Direction = Literal["raise", "lower", "set", "unset", "upgrade"]
+Direction = Literal["raise", "lower", "set", "unset", "upgrade", "downgrade"]
 # How a fix's number is worked out from what the pasted text states (advisor.remedies implements each).
 Rule = Literal["at_most", "at_least", "below", "divisor", "dtype_for_gpu", "quantization_for_gpu",
                "memory_shortfall", "free_fraction", "kv_shortfall", "kv_dtype_for_gpu", "sum_at_least",
@@ -56,7 +56,8 @@ class _Data(BaseModel):
 class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
     (an environment variable), `container` (a `docker run` option such as --shm-size), `build` (a CMake option
-    of the engine's own build, set by rebuilding) or direction "upgrade"; `value` when the fix sets a literal;
+    of the engine's own build, set by rebuilding) or direction "upgrade" or "downgrade" (`to`, the release, when
+known); `value` when the fix sets a literal;
     `rule` when the number comes from the text (`args` names the numbers, the regex group names, it reads). An
     environment variable to unset needs no value."""
 
@@ -66,7 +67,8 @@ class Fix(_Data):
     build: BuildOption | None = None
     direction: Direction
     value: str | None = None
-    to: Version | None = Field(default=None, description="the first release with the fix, for an upgrade")
+    to: Version | None = Field(default=None, description="the first release with the fix, for an upgrade; the "
+                                                         "last one without the failure, for a downgrade")
     rule: Rule | None = None
     args: list[str] = Field(default_factory=list)
     why: str = Field(min_length=10, max_length=400)
@@ -77,9 +79,10 @@ class Fix(_Data):
     @model_validator(mode="after")
     def _one_target(self) -> Fix:
         targets = ((self.knob is not None) + (self.env is not None) + (self.container is not None)
-                   + (self.build is not None) + (self.direction == "upgrade"))
+                   + (self.build is not None) + (self.direction in ("upgrade", "downgrade")))
         if targets != 1:
-            raise ValueError("a fix names exactly one of `knob`, `env`, `container`, `build` or direction 'upgrade'")
+            raise ValueError("a fix names exactly one of `knob`, `env`, `container`, `build` or direction 'upgrade' "
+                             "or 'downgrade'")
         if self.env is not None and self.value is None and self.direction != "unset":
             raise ValueError(f"environment variable {self.env} needs a value unless it is unset")
         if self.container is not None and self.direction == "unset":

@@ -241,6 +241,9 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         return {"engine": engine, "flag": "upgrade", "since": value, "direction": "upgrade",
                 "value": value, "arithmetic": arithmetic or (f"from {version} to {value} or later" if version and value else None),
                 "why": fix.why, "source": fix.source or sig.source}
+    if fix.direction == "downgrade":  # back to a release without the failure (the one that built an engine, say)
+        return {"engine": engine, "flag": "downgrade", "since": None, "direction": "downgrade", "value": fix.to,
+                "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
     if fix.env is not None:
         flag = fix.env if fix.value is None else f"{fix.env}={fix.value}"
         return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,

@@ -860,3 +860,24 @@ def test_rays_object_store_warning_about_a_small_dev_shm_is_the_containers_share
     ids, actions = _actions(text)
     assert "shared-memory-too-small" in ids
     assert any(a["engine"] == "vllm" and a["flag"] == "--shm-size" and a["direction"] == "raise" for a in actions)
+
+
+def test_an_engine_built_by_another_release_moves_either_side_and_a_catalog_downgrade_is_an_action():
+    # Triton's TRT-LLM backend loading an engine a newer TensorRT built (tensorrtllm_backend issue 190)
+    text = ("[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::stdArchiveReaderInitCommon::47] Error Code 1: "
+            "Serialization (Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does "
+            "not match. Note: Current Version: 226, Serialized Engine Version: 228)")
+    ids, actions = _actions(text)
+    assert ids[0] == "trtllm-engine-from-another-release"
+    assert [a["direction"] for a in actions if a["engine"] == "tensorrt-llm"][:2] == ["upgrade", "downgrade"]
+    down = next(a for a in actions if a["direction"] == "downgrade")
+    assert down["flag"] == "downgrade" and down["source"].startswith("https://")
+
+
+def test_a_quantized_tensor_name_the_loader_does_not_know_also_gets_an_upgrade():
+    # a compressed-tensors checkpoint from llm-compressor on an older vLLM (llm-compressor issue 959)
+    text = ("python -m vllm.entrypoints.openai.api_server --model /m --tensor-parallel-size 2\n"
+            "KeyError: 'layers.0.mlp.down_proj.weight_scale'")
+    ids, actions = _actions(text)
+    assert "quantized-weight-name-unknown" in ids
+    assert any(a["engine"] == "vllm" and a["direction"] == "upgrade" for a in actions)
