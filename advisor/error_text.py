@@ -21,7 +21,8 @@ from ontology.selectors import gpu_vocabulary
 # Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
 # (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
 # (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute
-# `source=runner.go:129`), since such wrappers may run more than one engine.
+# `source=runner.go:129`; ollama's "model runner has unexpectedly stopped", LM Studio's "(Exit code: N). Unknown
+# error." for a runtime that died loading), since such wrappers may run more than one engine.
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
@@ -41,7 +42,7 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
      r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
      r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"
-     r"|\bsource=(?:runner|server|llama)\.go:\d+"),
+     r"|\bsource=(?:runner|server|llama)\.go:\d+|model runner has unexpectedly stopped|\(Exit code: -?\d{3,}\)\.? Unknown error"),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
      r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",

@@ -40,7 +40,9 @@ MAX_SUSPECTS = 3
 # "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError ("EngineCore
 # encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py) and ollama's
 # frame for its llama.cpp runner that exited ("llama runner process has terminated: %w", ollama llm/server.go at
-# 5dbb81b; the runner's exit status, e.g. Windows' 0xc0000409 for an abort, is all it says).
+# 5dbb81b; the runner's exit status, e.g. Windows' 0xc0000409 for an abort, is all it says; newer releases say "model
+# runner has unexpectedly stopped, this may be due to resource limitations or an internal error") and LM Studio's for a
+# llama.cpp runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error.").
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
@@ -48,7 +50,8 @@ CRASH = re.compile(
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
     r"|\bAborted\b"
     r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue"
-    r"|llama runner process has terminated",
+    r"|llama runner process has terminated|model runner has unexpectedly stopped"
+    r"|\(Exit code: -?\d{3,}\)\.? Unknown error",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
 # (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").
@@ -57,9 +60,12 @@ _OWN_CODE = {
     "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
     "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+",
     "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
-    # ollama's runner is llama.cpp built into ollama: its exit is a stop inside that code
+    # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
+    # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
-                 r"|llama runner process has terminated",
+                 r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT"
+                 r"|llama runner process has terminated|model runner has unexpectedly stopped"
+                 r"|\(Exit code: -?\d{3,}\)\.? Unknown error",
 }
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")

@@ -254,3 +254,23 @@ def test_ollamas_runner_that_exited_is_a_llama_cpp_crash_answered_with_an_upgrad
     assert rec.engine == "llama.cpp" and suspects.crashed(text)
     upgrade = suspects.upgrade(text, rec)
     assert upgrade is not None and upgrade["direction"] == "upgrade"
+
+
+@pytest.mark.parametrize("text", [
+    # ollama 0.15 (ollama issue 14087, as pasted)
+    "Error: 500 Internal Server Error: model runner has unexpectedly stopped, this may be due to resource limitations "
+    "or an internal error, check ollama server logs for details",
+    # LM Studio's llama.cpp runtime (lmstudio-bug-tracker issue 1204)
+    "Failed to load the model\n\nError loading model.\n\n(Exit code: 18446744072635812000). Unknown error. Try a "
+    "different model and/or config.",
+    # ggml's assertion names no file (llama.cpp issue 13461)
+    "GGML_ASSERT(cur_p->size > 0) failed, or gibberish on DeepSeek V3 0324 (Q2_K_XL), CUDA + CPU",
+    # ggml-cuda.cu at the tree's top, before the 2024 move into ggml/src (llama.cpp issue 8117)
+    "CUDA error: unspecified launch failure\n  current device: 0, in function ggml_cuda_op_mul_mat at "
+    "/XXX/llama.cpp/ggml-cuda.cu:1606\nGGML_ASSERT: /XXX/llama.cpp/ggml-cuda.cu:100: !\"CUDA error\"",
+])
+def test_a_llama_cpp_runner_or_ggml_stopping_with_no_cause_is_a_crash_answered_with_an_upgrade(text: str):
+    rec = recognise(text)
+    assert rec.engine == "llama.cpp" and suspects.crashed(text)
+    upgrade = suspects.upgrade(text, rec)
+    assert upgrade is not None and upgrade["engine"] == "llama.cpp"
