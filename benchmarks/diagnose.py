@@ -33,7 +33,9 @@ collected on 2026-12-03, scored once before any code: 2/4; "blind11", 2 threads 
 16 cases, 4/16; "blind15", 12 cases, 1/12; "blind16", 23 cases collected on 2026-12-04 by four helpers who read
 neither the catalog nor the code, scored before anyone read them: 8/23, the same under the code before and after that
 day's changes; read since; "blind17", 34 cases collected the same way later that day after the code had grown on
-blind16, scored before anyone read them: 9/34, where the code before that day scores 6/34). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
+blind16, scored before anyone read them: 9/34, where the code before that day scores 6/34, read since; "blind18", 19
+cases collected the same way after the code had grown on blind17, scored before anyone read them: 13/19, where the
+code before that day scores 10/19). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
 (the threads name the engine's release or its wrapper's). Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for
@@ -113,7 +115,7 @@ def evaluate(split: str, verbose: bool) -> dict:
 # the pasted-error splits in the order they were collected; all but "dev" are reported under --split heldout
 ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
                 "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
-                "blind16", "blind17")
+                "blind16", "blind17", "blind18")
 
 
 def error_cases(split: str) -> list[dict]:
