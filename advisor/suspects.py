@@ -58,7 +58,8 @@ CRASH = re.compile(
 _OWN_CODE = {
     "vllm": r"vllm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
     "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
-    "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+",
+    # the server's package, or its console script (bin/text-generation-server) at the traceback's top
+    "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+|text-generation-server\\?\"?,? line \d+",
     "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it

@@ -5,7 +5,9 @@ Runs on every diagnose request, after the failure catalog. The argument parsers 
 argparse (vLLM, SGLang, TensorRT-LLM scripts) "error: unrecognized arguments: --lora-modules ...", llama.cpp's
 common/arg.cpp "error: invalid argument: -hf" (older builds "error: unknown argument: --ctx_size"), clap (TGI's
 launcher) "unexpected argument '--x' found", and Python for an engine's argument class built with a keyword an older
-release lacks ("got an unexpected keyword argument 'limit_mm_per_prompt'", read as `--limit-mm-per-prompt`). A refused flag the engine profile documents
+release lacks ("got an unexpected keyword argument 'limit_mm_per_prompt'", read as `--limit-mm-per-prompt`). A value
+argparse refuses for a flag it knows ("invalid choice: 'llama3_json'") gets the same conditional upgrade: choices
+grow with releases. A refused flag the engine profile documents
 (advisor/catalog/engines/*.json, with its aliases) means the installed release predates it: the answer is an
 upgrade, to the release the profile says introduced the spelling when it knows one. A flag on the pasted command
 line that only differs from a documented one by '_' for '-' is the other cause (llama.cpp's `main` of March 2024
@@ -38,6 +40,9 @@ _FLAG = re.compile(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*)")
 # Python refusing a keyword argument: an engine's argument class (vLLM's EngineArgs/AsyncEngineArgs, whose fields
 # are its flags in snake case) built by a wrapper or script for a newer release ("TypeError: __init__() got an
 # unexpected keyword argument 'limit_mm_per_prompt'"); read as the flag `--limit-mm-per-prompt`.
+# argparse refusing a value of a flag it knows: "argument --tool-call-parser: invalid choice: 'llama3_json' (choose
+# from 'mistral', 'hermes')".
+_CHOICE = re.compile(r"argument (?P<flag>-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)?: invalid choice: '(?P<value>[^'\n]+)'")
 _KWARG = re.compile(r"got an unexpected keyword argument '(?P<name>[A-Za-z]\w*)'")
 # Typographic dashes and quotes that a command copied from a web page or chat carries ("–max-input-tokens").
 _TYPOGRAPHIC = str.maketrans({"\u2013": "--", "\u2014": "--", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -125,6 +130,17 @@ def _unlisted(eng: EngineProfile, written: str) -> dict[str, Any]:
             "source": eng.docs}
 
 
+def _newer_choice(eng: EngineProfile, flag: str, value: str) -> dict[str, Any]:
+    """A value the parser refused for a flag it knows: choices grow with releases (parsers, backends, dtypes), so
+    a value the engine documents today and the installed release lacks means an upgrade, worded as the condition."""
+    return {"engine": eng.id, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
+            "arithmetic": None,
+            "why": f"The installed {eng.name} does not offer {value!r} for {flag}. If {eng.name}'s current documentation "
+                   "lists that choice, the installed release predates it: upgrade (InfraWiki does not know which release "
+                   "added it). If it does not, pick one of the choices the message lists.",
+            "source": eng.docs}
+
+
 def _respelt(eng: EngineProfile, key: str, written: str, value: str | None) -> dict[str, Any]:
     flag = eng.flag(key) or eng.spellings(key)[0]
     return {"engine": eng.id, "flag": flag, "since": None, "direction": "set", "value": value, "arithmetic": None,
@@ -139,9 +155,13 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     empty when no parser refused a flag."""
     text = text.translate(_TYPOGRAPHIC)
     refused = _refused(text)
-    if not refused:
-        return []
+    choice = _CHOICE.search(text)
     out: list[dict[str, Any]] = []
+    chooser = _owner(choice.group("flag"), rec.engine) if choice is not None else None
+    if choice is not None and chooser is not None:
+        out.append(_newer_choice(chooser[0], choice.group("flag"), choice.group("value")))
+    if not refused:
+        return out
     for written in refused:
         owned = _owner(written, rec.engine)
         if owned is not None and written in owned[0].spellings(owned[1]):

@@ -215,3 +215,12 @@ def test_an_engine_argument_class_refusing_a_keyword_is_a_refused_flag_of_that_e
     # a keyword no engine documents, with no engine recognised, is not guessed at
     assert unknown_flags.actions("TypeError: f() got an unexpected keyword argument 'colour'",
                                  recognise("TypeError: f() got an unexpected keyword argument 'colour'")) == []
+
+
+def test_a_choice_the_installed_release_refuses_gets_a_conditional_upgrade():
+    # vLLM 0.6.2's argparse on a tool parser 0.6.3 added (vllm-project/vllm#9312)
+    text = ("running on k8s 0.6.2\napi_server.py: error: argument --tool-call-parser: invalid choice: 'llama3_json' "
+            "(choose from 'mistral', 'hermes')")
+    actions = unknown_flags.actions(text, recognise(text))
+    assert [(a["engine"], a["direction"], a["value"]) for a in actions] == [("vllm", "upgrade", None)]
+    assert "'llama3_json'" in actions[0]["why"] and "--tool-call-parser" in actions[0]["why"]

@@ -274,3 +274,12 @@ def test_a_llama_cpp_runner_or_ggml_stopping_with_no_cause_is_a_crash_answered_w
     assert rec.engine == "llama.cpp" and suspects.crashed(text)
     upgrade = suspects.upgrade(text, rec)
     assert upgrade is not None and upgrade["engine"] == "llama.cpp"
+
+
+def test_tgis_console_script_at_the_top_of_a_shard_traceback_is_its_own_code():
+    # TGI's shard error as the launcher logs it, quotes escaped (text-generation-inference issue 43)
+    text = ('ERROR shard-manager: text_generation_launcher: "Method Generate encountered an error. Traceback (most '
+            'recent call last): File \\"/home/user/.conda/envs/s/bin/text-generation-server\\", line 8, in <module>')
+    rec = recognise(text)
+    assert rec.engine == "tgi" and suspects.crashed(text)
+    assert suspects.upgrade(text, rec) is not None
