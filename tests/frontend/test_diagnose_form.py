@@ -55,4 +55,13 @@ def test_a_container_option_is_shown_as_one_and_an_upgrade_without_a_release_nam
     crash = ("[TensorRT-LLM][ERROR] Assertion failed: d == a + length "
              "(/app/tensorrt_llm/cpp/tensorrt_llm/kernels/someKernel.cu:326)\nSegmentation fault (core dumped)")
     text = Client().get("/diagnose/?" + urlencode({"q": crash})).content.decode()
-    assert re.search(r"upgrade <code>upgrade</code>(?! to )", text), text[:2000]
+    # a release move reads as one ("upgrade", "downgrade to <release>"), never as a flag named "upgrade"
+    assert re.search(r"TensorRT-LLM: upgrade(?! to )", text) and "<code>upgrade</code>" not in text, text[:2000]
+
+
+def test_a_regression_shows_the_release_that_worked_to_go_back_to():
+    text = ("broken version: 9426 (1738129) / last known good version: 9246 (871b0b7); cudaMalloc failed: out of "
+            "memory / failed to allocate compute pp buffers")
+    page = Client().get("/diagnose/?" + urlencode({"q": text})).content.decode()
+    assert "It broke with an update" in page
+    assert re.search(r"llama\.cpp: downgrade to <code>9246</code>", page), page[:2000]
