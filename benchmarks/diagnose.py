@@ -35,7 +35,9 @@ neither the catalog nor the code, scored before anyone read them: 8/23, the same
 day's changes; read since; "blind17", 34 cases collected the same way later that day after the code had grown on
 blind16, scored before anyone read them: 9/34, where the code before that day scores 6/34, read since; "blind18", 19
 cases collected the same way after the code had grown on blind17, scored before anyone read them: 13/19, where the
-code before that day scores 10/19). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
+code before that day scores 10/19, read since; "blind19", 12 cases collected after the code had grown on blind18, by
+helpers asked to prefer threads fixed by a flag or variable over upgrades, scored before anyone read them: 2/12, as the
+code before that day scores). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
 (the threads name the engine's release or its wrapper's). Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for
@@ -115,7 +117,7 @@ def evaluate(split: str, verbose: bool) -> dict:
 # the pasted-error splits in the order they were collected; all but "dev" are reported under --split heldout
 ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
                 "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
-                "blind16", "blind17", "blind18")
+                "blind16", "blind17", "blind18", "blind19")
 
 
 def error_cases(split: str) -> list[dict]:

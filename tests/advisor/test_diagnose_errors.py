@@ -628,7 +628,8 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     # every split is one the bench reports, so no thread sits in a split nobody scores
     assert {c["split"] for c in cases} == set(ERROR_SPLITS)
     assert set(ERROR_SPLITS) >= {"dev", "validation", "blind", "blind2", "blind3", "blind4", "blind9", "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
-                                 "blind16", "blind17", "blind18"}
+                                 "blind16", "blind17", "blind18",
+                                 "blind19"}
     assert sum(c["split"] == "blind" for c in cases) >= 20
     assert sum(c["split"] == "blind2" for c in cases) >= 18
     assert sum(c["split"] == "blind3" for c in cases) >= 25
@@ -638,6 +639,7 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     assert sum(c["split"] == "blind16" for c in cases) >= 20
     assert sum(c["split"] == "blind17" for c in cases) >= 30
     assert sum(c["split"] == "blind18" for c in cases) >= 19
+    assert sum(c["split"] == "blind19" for c in cases) >= 12
     assert all(c["fixes"] and c["resolution"] and c["error"] for c in cases)
 
 
