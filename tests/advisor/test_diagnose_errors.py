@@ -302,6 +302,13 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         'File "/p/FastChat/fastchat/serve/vllm_worker.py", line 57, in __init__ self.tokenizer = '
         "llm_engine.engine.tokenizer AttributeError: 'AsyncLLM' object has no attribute 'engine'",
         ("vllm", "VLLM_USE_V1=0", "set")),
+    "engine-class-already-in-transformers": (  # SGLang 0.4.4.post1 with a transformers that ships Qwen2.5-VL
+        "start Google Gemma3 with SGLang 0.4.4.post1: ValueError: '<class "
+        "'sglang.srt.configs.qwen2_5_vl_config.Qwen2_5_VLConfig'>' is already used by a Transformers model.",
+        ("sglang", "upgrade", "upgrade")),
+    "ollama-runner-load-timed-out": (  # ollama issue 8470, as pasted
+        "ollama._types.ResponseError: timed out waiting for llama runner to start - progress 0.00 -",
+        ("llama.cpp", "OLLAMA_LOAD_TIMEOUT=15m", "raise")),
     "quantized-shape-not-divisible-by-tp": (
         "vllm serve Qwen/Qwen2.5-VL-72B-Instruct-AWQ --tensor-parallel-size 4 ValueError: The input size is not aligned "
         "with the quantized weight shape. This can be caused by too large tensor parallel size.",
@@ -884,3 +891,11 @@ def test_a_quantized_tensor_name_the_loader_does_not_know_also_gets_an_upgrade()
     ids, actions = _actions(text)
     assert "quantized-weight-name-unknown" in ids
     assert any(a["engine"] == "vllm" and a["direction"] == "upgrade" for a in actions)
+
+
+def test_a_small_dev_shm_is_also_answered_with_the_hosts_ipc_namespace():
+    # vllm-project/vllm#1393: Ray's warning; the fix that thread used was --ipc=host
+    text = ("2023-10-17 09:57:37,236 WARNING services.py:1889 -- WARNING: The object store is using /tmp instead of "
+            "/dev/shm because /dev/shm has only 46964736 bytes available. vllm")
+    _, actions = _actions(text)
+    assert any(a["engine"] == "vllm" and a["flag"] == "--ipc" and a["value"] == "host" for a in actions)
