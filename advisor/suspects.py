@@ -60,7 +60,9 @@ _OWN_CODE = {
     "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
     # the server's package, or its console script (bin/text-generation-server) at the traceback's top
     "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+|text-generation-server\\?\"?,? line \d+",
-    "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+",
+    # and TLLM_CHECK's own report ("[TensorRT-LLM][ERROR] Assertion failed: ..."), which is raised in its C++ code
+    "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+"
+                    r"|\[TensorRT-LLM\]\[ERROR\] Assertion failed",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
@@ -68,6 +70,10 @@ _OWN_CODE = {
                  r"|llama runner process has terminated|model runner has unexpectedly stopped"
                  r"|\(Exit code: -?\d{3,}\)\.? Unknown error",
 }
+# Python exceptions that are programming errors, not refusals of a setting (a ValueError or RuntimeError is how engines
+# reject a configuration): raised inside the engine's own code they are an engine bug like a crash, though no
+# feature is suspected for them.
+_BUG = re.compile(r"\b(?:AttributeError|TypeError|KeyError|IndexError|NameError|UnboundLocalError|ZeroDivisionError)\b")
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")
 
@@ -207,14 +213,17 @@ def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
 
 
 def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
-    """An upgrade of the recognised engine for a crash that names no cause and stops inside the engine's own code:
-    an engine bug, which a later release may have fixed. Offered after the features to rule out; InfraWiki holds no
+    """An upgrade of the recognised engine for a crash that names no cause, or a Python programming error (an
+    AttributeError, TypeError, KeyError...), that stops inside the engine's own code: an engine bug, which a later
+    release may have fixed. Offered after the features to rule out; InfraWiki holds no
     release note naming the crash, so the action names no release. None for a crash outside the engine's code."""
-    if rec.engine is None or rec.engine not in _OWN_CODE or not crashed(text):
+    if rec.engine is None or rec.engine not in _OWN_CODE or not (crashed(text) or _BUG.search(text)):
         return None
-    where = re.search(_OWN_CODE[rec.engine], text)
-    if where is None:
+    found = list(re.finditer(_OWN_CODE[rec.engine], text))
+    if not found:
         return None
+    # name a file and line when the text gives one, rather than a marker such as the assertion's prefix
+    where = next((m for m in found if re.search(r"\d", m.group(0))), found[0])
     eng = profile(rec.engine)
     return {"engine": rec.engine, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
             "arithmetic": None,

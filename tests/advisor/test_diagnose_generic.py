@@ -283,3 +283,20 @@ def test_tgis_console_script_at_the_top_of_a_shard_traceback_is_its_own_code():
     rec = recognise(text)
     assert rec.engine == "tgi" and suspects.crashed(text)
     assert suspects.upgrade(text, rec) is not None
+
+
+def test_a_python_programming_error_inside_the_engines_code_is_an_engine_bug_answered_with_an_upgrade():
+    text = ('File "/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py", line 1220, in execute_model\n'
+            "AttributeError: 'NoneType' object has no attribute 'shape'")
+    rec = recognise(text)
+    assert not suspects.crashed(text) and suspects.upgrade(text, rec) is not None
+    # the same exception in the person's own script is no engine bug
+    own = 'File "serve.py", line 12, in main\nAttributeError: \'NoneType\' object has no attribute \'shape\' vllm'
+    assert suspects.upgrade(own, recognise(own)) is None
+
+
+def test_tensorrt_llms_own_assertion_report_is_its_own_code():
+    # TLLM_CHECK's report (NVIDIA/TensorRT-LLM#1279, path cut off as pasted)
+    text = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed: freeBlockIterator.has_value()"
+    rec = recognise(text)
+    assert rec.engine == "tensorrt-llm" and suspects.upgrade(text, rec) is not None
