@@ -45,9 +45,11 @@ def _bounds(spec: str) -> tuple[str | None, str | None]:
     return low, high
 
 
-def _action(rec: Recognised, direction: str, value: str | None, why: str, source: str) -> dict[str, Any]:
+def _action(rec: Recognised, direction: str, value: str | None, why: str, source: str,
+            target: str) -> dict[str, Any]:
+    """A release move of `target` (the package to move, which need not be the engine itself) for the engine."""
     return {"engine": rec.engine, "flag": direction, "since": None, "direction": direction, "value": value,
-            "arithmetic": None, "why": why, "source": source}
+            "arithmetic": None, "why": why, "source": source, "target": target}
 
 
 def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
@@ -59,7 +61,7 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         sglang = rec if rec.engine is not None else Recognised(engine="sglang")
         return [_action(sglang, "upgrade", minimum, f"The message requires {pkg} {minimum} or later and finds "
                         f"{found['found'] or 'none installed'}: install {pkg}>={minimum} (or the serving release that "
-                        "pins it).", ASSERT_PKG_SOURCE)]
+                        "pins it).", ASSERT_PKG_SOURCE, pkg)]
     found = _REQUIRED.search(text)
     if not found:
         return []
@@ -67,10 +69,11 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     low, high = _bounds(found["spec"])
     if low is not None and vkey(have) < vkey(low):
         return [_action(rec, "upgrade", low, f"The message requires {pkg}{found['spec'].strip()} and finds {have}: "
-                        f"install {pkg}>={low}.", REQUIRE_VERSION_SOURCE)]
+                        f"install {pkg}>={low}.", REQUIRE_VERSION_SOURCE, pkg)]
     if high is not None and vkey(have) > vkey(high):
         return [_action(rec, "downgrade", high, f"The message requires {pkg}{found['spec'].strip()} and finds {have}: "
-                        f"install {pkg} {high}, the newest release the range admits.", REQUIRE_VERSION_SOURCE),
+                        f"install {pkg} {high}, the newest release the range admits.", REQUIRE_VERSION_SOURCE, pkg),
                 _action(rec, "upgrade", None, f"Or upgrade the package that states this range: a newer release of it "
-                        f"usually admits {pkg} {have}.", REQUIRE_VERSION_SOURCE)]
+                        f"usually admits {pkg} {have}.", REQUIRE_VERSION_SOURCE,
+                        f"the package that requires {pkg}")]
     return []

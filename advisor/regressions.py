@@ -65,8 +65,8 @@ def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
         return []
     good = last_good(text)
     name = profile(rec.engine).name if rec.engine in profiles() else "the engine"
-    target = f"release {good}, which the text says worked" if good else "the release you ran before the update"
-    why = (f"The text says this began with an update: pin {name} to {target} to keep serving, and report the "
+    target = f"release {good} (the text says it worked)" if good else "the release you ran before the update"
+    why = (f"The text says this began with an update: to keep serving, pin {name} to {target}, and report the "
            "regression with both releases named, which is how an engine's maintainers find the change that broke it.")
     later = ("Or look for a patch release after the one that broke it: maintainers ship a regression's fix as the "
              "next patch (InfraWiki has no release note naming this one, so no release is named).")

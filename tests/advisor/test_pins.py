@@ -17,6 +17,8 @@ def test_a_release_above_a_required_range_is_moved_back_or_its_dependent_upgrade
     text = ("ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found "
             "vllm==0.6.3.")
     assert _moves(text) == [("downgrade", "0.6.2"), ("upgrade", None)]
+    down, up = pins.actions(text, recognise(text))
+    assert down["target"] == "vllm" and up["target"] == "the package that requires vllm"
 
 
 def test_a_release_below_a_required_minimum_is_upgraded_to_it():
@@ -54,4 +56,4 @@ def test_diagnose_answers_a_broken_range_first_for_the_engine_it_names():
 def test_sglangs_own_minimum_check_is_read_as_sglangs_dependency_when_no_engine_is_named():
     text = "Exception: flashinfer with minimum required version 0.1.6 is not installed."
     (act,) = pins.actions(text, recognise(text))
-    assert (act["engine"], act["direction"], act["value"]) == ("sglang", "upgrade", "0.1.6")
+    assert (act["engine"], act["direction"], act["value"], act["target"]) == ("sglang", "upgrade", "0.1.6", "flashinfer")

@@ -65,3 +65,10 @@ def test_a_regression_shows_the_release_that_worked_to_go_back_to():
     page = Client().get("/diagnose/?" + urlencode({"q": text})).content.decode()
     assert "It broke with an update" in page
     assert re.search(r"llama\.cpp: downgrade to <code>9246</code>", page), page[:2000]
+
+
+def test_a_package_move_names_the_package_it_moves():
+    text = "ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found vllm==0.6.3."
+    page = Client().get("/diagnose/?" + urlencode({"q": text})).content.decode()
+    assert re.search(r"vLLM: downgrade vllm to <code>0\.6\.2</code>", page), page[:2000]
+    assert "vLLM: upgrade the package that requires vllm" in page

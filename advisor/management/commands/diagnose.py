@@ -60,7 +60,8 @@ class Command(BaseCommand):
             if a["direction"] in ("upgrade", "downgrade"):  # a release, not a flag: "upgrade to 0.6.4 or later"
                 later = " or later" if a["direction"] == "upgrade" else ""
                 target = f" to {a['value']}{later}" if a["value"] else ""
-                self.stdout.write(f"   fix: {a['engine']}: {a['direction']}{target}")
+                package = f" {a['target']}" if a.get("target") else ""
+                self.stdout.write(f"   fix: {a['engine']}: {a['direction']}{package}{target}")
             else:
                 value = f" {a['value']}" if a["value"] and "=" not in a["flag"] else ""
                 self.stdout.write(f"   fix: {a['engine']}: {a['direction']} {a['flag']}{value}{where}")
