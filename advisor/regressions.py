@@ -6,6 +6,7 @@ serving is the release that worked, and the releases on either side of the updat
 llama.cpp's bug form asks "If the bug was not present on an earlier version: when did it start appearing?" (its
 "First Bad Commit" field, SOURCE below). No catalogued string is needed: the words say it, whatever the error.
 The release that worked is named when the text names it; otherwise the answer asks for the one before the update.
+An upgrade past the release that broke it follows, since a regression's fix ships as a later patch release.
 
 Only what the person says counts: a text that does not speak of an update that broke it gets no downgrade, since
 pinning an old release forgoes fixes and is no answer to an error that was always there.
