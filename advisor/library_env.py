@@ -4,8 +4,10 @@ out by going back to the library's default.
 Runs on every diagnose request, with the features to rule out (advisor.suspects). NCCL reads dozens of NCCL_*
 variables (buffer sizes, transports, interfaces, channel counts) that people copy from tuning guides; its
 environment page says to use them "if you encounter memory constraint issues" or for performance, so when NCCL
-then fails, a variable the text shows set is the first suspect: unset it and rerun. Only the library that the
-text shows failing is read, and its debugging switches (which change no behaviour) are never suspects.
+then fails, a variable the text shows set is the first suspect: unset it and rerun. ollama's OLLAMA_* settings are
+read the same way when its llama.cpp runner dies (ollama's envconfig lists them: parallel requests, KV cache type,
+flash attention, context length). Only the library that the text shows failing is read, and its debugging switches
+(which change no behaviour) are never suspects.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from advisor import profiles
 from advisor.error_text import Recognised
 
 NCCL_ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
+OLLAMA_ENV = ("https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/envconfig/config.go")
 # (library, what its failure looks like, its variables as set in the text, variables that only change logging)
 _LIBRARIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], frozenset[str], str], ...] = (
     ("NCCL",
@@ -23,6 +26,14 @@ _LIBRARIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], frozenset[str], s
      re.compile(r"(?<![\w-])(NCCL_[A-Z0-9_]{2,40})\s*=\s*(?!for\b)([\w.,:^/-]+)"),
      frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}),
      NCCL_ENV_DOCS),
+    # ollama's runner (llama.cpp inside ollama) dying: its OLLAMA_* settings (parallel requests, KV cache type,
+    # flash attention, context length, GPU overhead...) change how the runner is started; where it listens, where
+    # models live and its logging do not
+    ("ollama",
+     re.compile(r"llama runner process has terminated|model runner has unexpectedly stopped", re.IGNORECASE),
+     re.compile(r"(?<![\w-])(OLLAMA_[A-Z0-9_]{2,40})\s*=\s*([\w.,:^/-]+)"),
+     frozenset({"OLLAMA_DEBUG", "OLLAMA_HOST", "OLLAMA_MODELS", "OLLAMA_ORIGINS", "OLLAMA_NOHISTORY", "OLLAMA_NOPRUNE"}),
+     OLLAMA_ENV),
 )
 
 

@@ -224,3 +224,14 @@ def test_a_choice_the_installed_release_refuses_gets_a_conditional_upgrade():
     actions = unknown_flags.actions(text, recognise(text))
     assert [(a["engine"], a["direction"], a["value"]) for a in actions] == [("vllm", "upgrade", None)]
     assert "'llama3_json'" in actions[0]["why"] and "--tool-call-parser" in actions[0]["why"]
+
+
+def test_an_ollama_setting_the_text_sets_is_unset_when_its_runner_dies():
+    # ollama issue 14087, as pasted: OLLAMA_NUM_PARALLEL set in the service file, then the runner stopped
+    text = ('Environment="OLLAMA_NUM_PARALLEL=4" in /etc/systemd/system/ollama.service\nError: 500 Internal Server '
+            "Error: model runner has unexpectedly stopped, this may be due to resource limitations or an internal "
+            "error, check ollama server logs for details\nOLLAMA_DEBUG=1")
+    acts = library_env.actions(text, recognise(text))
+    assert [(a["engine"], a["flag"], a["direction"]) for a in acts] == [("llama.cpp", "OLLAMA_NUM_PARALLEL", "unset")]
+    # the same setting in a log whose runner did not die is no suspect
+    assert library_env.actions('Environment="OLLAMA_NUM_PARALLEL=4"', recognise("ollama")) == []
