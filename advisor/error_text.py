@@ -162,16 +162,18 @@ def recognise(text: str, engine_hint: str | None = None) -> Recognised:
 _CUDA_RUNTIME_ERROR = (r"(?:out of memory|an illegal (?:memory access|instruction)|device-side assert|invalid (?:argument|"
                        r"device|configuration|resource)|no kernel image|misaligned address|unspecified launch failure|"
                        r"operation not (?:permitted|supported)|the launch timed out|initialization error|uncorrectable ECC"
-                       r"|too many resources)")
+                       r"|too many resources|shared object (?:initialization failed|symbol not found))")
 
 
 def looks_like_a_log(text: str) -> bool:
     """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
-    name (with or without its line), a CUDA error code or enum name, or the CUDA runtime's own "CUDA error: "
-    prefix (what torch's and ggml's CUDA checks print before the runtime's error string)."""
+    name (with or without its line), a CUDA error code or enum name, the CUDA runtime's own "CUDA error: "
+    prefix (what torch's and ggml's CUDA checks print before the runtime's error string), or a process's exit status
+    as a wrapper reports it ("exit status 0xc0000409")."""
     return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|\bCUDA error: {_CUDA_RUNTIME_ERROR}"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
-                          r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+", text))
+                          r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+"
+                          r"|\bexit status (?:0x[0-9a-fA-F]{8}|\d+)\b", text))
 
 
 # The CUDA_CHECK of ggml (llama.cpp) before 2024, and many hand-written CUDA checks, print the error code and the

@@ -42,7 +42,8 @@ MAX_SUSPECTS = 3
 # frame for its llama.cpp runner that exited ("llama runner process has terminated: %w", ollama llm/server.go at
 # 5dbb81b; the runner's exit status, e.g. Windows' 0xc0000409 for an abort, is all it says; newer releases say "model
 # runner has unexpectedly stopped, this may be due to resource limitations or an internal error") and LM Studio's for a
-# llama.cpp runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error.").
+# llama.cpp runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error."),
+# and a Windows process's exit status for an abort or an access violation (NTSTATUS 0xC0000409, 0xC0000005).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
@@ -51,7 +52,8 @@ CRASH = re.compile(
     r"|\bAborted\b"
     r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue"
     r"|llama runner process has terminated|model runner has unexpectedly stopped"
-    r"|\(Exit code: -?\d{3,}\)\.? Unknown error",
+    r"|\(Exit code: -?\d{3,}\)\.? Unknown error"
+    r"|exit status 0xc0000409|exit status 0xc0000005",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
 # (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").

@@ -300,3 +300,14 @@ def test_tensorrt_llms_own_assertion_report_is_its_own_code():
     text = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed: freeBlockIterator.has_value()"
     rec = recognise(text)
     assert rec.engine == "tensorrt-llm" and suspects.upgrade(text, rec) is not None
+
+
+def test_an_ollama_crash_rules_out_the_flash_attention_ollama_turns_on_by_default():
+    # ollama issue 18276, as pasted (Windows abort status 0xc0000409)
+    text = ("ollama run qwen3-coder:30b terminates with exit status 0xc0000409 on an RTX 5070 Ti Laptop (Blackwell, "
+            "sm_120). The error surfaces as CUDA error: shared object initialization failed")
+    assert suspects.crashed(text)
+    assert ("llama.cpp", "OLLAMA_FLASH_ATTENTION=0", "0", 3) in _suspected(text)
+    # plain llama.cpp, no ollama: ollama's variable is no suspect
+    assert all(not flag.startswith("OLLAMA_") for _, flag, _, _ in
+               _suspected("llama-server -m m.gguf\nggml/src/ggml-cuda/ggml-cuda.cu:84: CUDA error"))
