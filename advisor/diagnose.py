@@ -33,6 +33,7 @@ from advisor import (
     regressions,
     suspects,
     unknown_flags,
+    wrappers,
 )
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.validation import AdvisorInputError
@@ -351,6 +352,7 @@ def diagnose(text: str) -> dict[str, Any]:
             findings.append(_technique_finding(vector, spec.name, f"{spec.description} It is known for: {ranked['symptom']}.",
                                                ranked["symptom"], issues, rec.engine))
         findings += failures
+    findings = wrappers.respell(findings, query)
     missing = _missing(rec, bool(failures))
     if findings:
         message = ""

@@ -377,6 +377,25 @@ class Switch(Span, Fact):
         return self
 
 
+class WrapperSetting(_Data):
+    """How a wrapper sets one of the engine's flags: an environment variable of the wrapper, and the wrapper's
+    spelling of values that differ from the engine's (llama.cpp `-fa off` is ollama's OLLAMA_FLASH_ATTENTION=0)."""
+
+    env: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")]
+    values: dict[str, str] = Field(default_factory=dict)
+
+
+class Wrapper(Fact):
+    """A program that runs the engine under its own settings (ollama runs llama.cpp's llama-server and sets its
+    flags from OLLAMA_* variables): a person pasting its errors can only change the engine through those. `requires`:
+    what the text shows when it is the wrapper's; `settings`: engine flag key -> the wrapper's setting (`source`
+    lists them)."""
+
+    name: str = Field(min_length=2, max_length=40)
+    requires: Pattern
+    settings: dict[str, WrapperSetting] = Field(min_length=1)
+
+
 class EngineProfile(_Data):
     """Everything the advisor knows about one engine (see the module docstring)."""
 
@@ -407,6 +426,8 @@ class EngineProfile(_Data):
     techniques: dict[TechniqueName, list[Technique]] = Field(default_factory=dict)
     switches: list[Switch] = Field(default_factory=list, description="features a flag turns off, the engine's "
                                    "newest default first (advisor.suspects)")
+    wrappers: list[Wrapper] = Field(default_factory=list, description="programs that run the engine under their "
+                                    "own settings (advisor.wrappers)")
     tp_rule: Fact | None = None
     cuda_rule: Fact | None = None
     cuda_graphs: CudaGraphs | None = None
@@ -438,6 +459,9 @@ class EngineProfile(_Data):
         unknown = sorted({k for s in self.switches for k in (s.knob, s.under) if k is not None} - set(self.flags))
         if unknown:
             raise ValueError(f"switches name keys the flag table lacks: {unknown}")
+        unknown = sorted({k for w in self.wrappers for k in w.settings} - set(self.flags))
+        if unknown:
+            raise ValueError(f"wrappers name keys the flag table lacks: {unknown}")
         return self
 
     @field_validator("serve", "verify")

@@ -311,3 +311,31 @@ def test_an_ollama_crash_rules_out_the_flash_attention_ollama_turns_on_by_defaul
     # plain llama.cpp, no ollama: ollama's variable is no suspect
     assert all(not flag.startswith("OLLAMA_") for _, flag, _, _ in
                _suspected("llama-server -m m.gguf\nggml/src/ggml-cuda/ggml-cuda.cu:84: CUDA error"))
+
+
+@pytest.mark.django_db
+def test_an_ollama_users_fixes_are_also_spelt_as_ollamas_variables():
+    # ollama's runner out of device memory while allocating the KV cache (as ollama logs llama.cpp's lines)
+    text = ("ollama run qwen2.5:32b\nllama_kv_cache_init: CUDA0 KV buffer size = 8192.00 MiB\n"
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 0: cudaMalloc failed: out "
+            "of memory\nError: llama runner process has terminated: exit status 2")
+    result = diagnose(text)
+    actions = [a for f in result["findings"] for a in f["actions"]]
+    flags = [a["flag"] for a in actions]
+    assert "--ctx-size" in flags and "OLLAMA_CONTEXT_LENGTH" in flags
+    assert flags.index("OLLAMA_CONTEXT_LENGTH") == flags.index("--ctx-size") + 1
+    twin = actions[flags.index("OLLAMA_CONTEXT_LENGTH")]
+    assert twin["applies_to"] == "ollama" and twin["direction"] == "lower" and "ollama" in twin["source"]
+    # the same error from llama-server itself keeps the engine's own spelling only
+    plain = diagnose(text.replace("ollama run qwen2.5:32b\n", "").replace(
+        "Error: llama runner process has terminated: exit status 2", "llama-server exited"))
+    assert not any(a["flag"].startswith("OLLAMA_") for f in plain["findings"] for a in f["actions"])
+
+
+def test_a_wrapper_setting_for_a_flag_the_profile_lacks_is_a_load_error(tmp_path: Path):
+    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+    data["wrappers"][0]["settings"]["ctx_sise"] = {"env": "OLLAMA_CONTEXT_LENGTH"}
+    path = tmp_path / "llama.cpp.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ProfileError, match="ctx_sise"):
+        load_profile(path)

@@ -1,0 +1,48 @@
+"""Engine settings spelt the way a wrapper sets them: an ollama user cannot pass `--ctx-size` to the llama-server
+ollama starts, only OLLAMA_CONTEXT_LENGTH.
+
+Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama for llama.cpp) starts the
+engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each
+action on a flag the wrapper sets gets a twin spelt as the wrapper's variable, right after it, with the value in the
+wrapper's spelling (`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come
+from a plain engine run, and the wrapper passes some flags through.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor.profiles import EngineProfile, Wrapper, profiles
+
+
+def _twin(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: str) -> dict[str, Any]:
+    setting = wrapper.settings[key]
+    value = action.get("value")
+    value = setting.values.get(str(value), value) if value is not None else None
+    flag = f"{setting.env}={value}" if value is not None else setting.env
+    return {**action, "flag": flag, "since": None, "value": value, "aliases": [],
+            "why": f"{wrapper.name} starts {eng.name} with {action['flag']} from its own variable {setting.env}: set "
+                   f"it there. {action['why']}",
+            "source": wrapper.source, "applies_to": wrapper.name}
+
+
+def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """The findings with each action on a flag a wrapper of the text sets followed by the wrapper's spelling."""
+    out = []
+    for finding in findings:
+        actions: list[dict[str, Any]] = []
+        for action in finding["actions"]:
+            actions.append(action)
+            eng = profiles().get(action.get("engine") or "")
+            # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
+            if eng is None or "why" not in action or not action["flag"].startswith("-"):
+                continue
+            for wrapper in eng.wrappers:
+                if not re.search(wrapper.requires, text, re.IGNORECASE):
+                    continue
+                for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)):
+                    twin = _twin(action, eng, wrapper, key)
+                    if all(a["flag"] != twin["flag"] for a in finding["actions"] + actions):
+                        actions.append(twin)
+        out.append({**finding, "actions": actions})
+    return out
