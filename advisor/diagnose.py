@@ -286,7 +286,11 @@ def _missing(rec: Recognised, answered: bool) -> list[str]:
         missing.append("the engine (vLLM, SGLang, TGI, TensorRT-LLM or llama.cpp)")
     if rec.version is None:
         missing.append("the engine version")
-    if rec.compute_capability is None:
+    if rec.compute_capability is None and rec.gpu_text:
+        # the text names a GPU InfraWiki's GPU list does not hold ("RTX 5070 Ti"): its capability is what is missing
+        missing.append(f"the compute capability of the {rec.gpu_text} (e.g. the 'compute capability 12.0' a CUDA "
+                       "log prints)")
+    elif rec.compute_capability is None:
         missing.append("the GPU model")
     if not answered:
         missing.append("the full error (the last lines of the traceback)")

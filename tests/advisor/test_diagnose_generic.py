@@ -339,3 +339,15 @@ def test_a_wrapper_setting_for_a_flag_the_profile_lacks_is_a_load_error(tmp_path
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ProfileError, match="ctx_sise"):
         load_profile(path)
+
+
+@pytest.mark.django_db
+def test_a_gpu_the_text_names_but_the_catalog_lacks_is_asked_for_by_its_capability_not_its_name():
+    text = "1x NVIDIA GeForce RTX 5070 Ti (16 GB); cudaMalloc failed: out of memory / failed to allocate compute pp buffers"
+    rec = recognise(text)
+    assert rec.gpu_text == "RTX 5070 Ti" and rec.compute_capability is None  # named, but not in the GPU list
+    result = diagnose(text)
+    assert "the GPU model" not in result["missing"]
+    assert any("compute capability of the RTX 5070 Ti" in m for m in result["missing"])
+    # a text with no GPU still asks for the model
+    assert "the GPU model" in diagnose("llama-server: cudaMalloc failed: out of memory")["missing"]
