@@ -57,7 +57,7 @@ class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
     (an environment variable), `container` (a `docker run` option such as --shm-size), `build` (a CMake option
     of the engine's own build, set by rebuilding) or direction "upgrade" or "downgrade" (`to`, the release, when
-known); `value` when the fix sets a literal;
+    known); `value` when the fix sets a literal;
     `rule` when the number comes from the text (`args` names the numbers, the regex group names, it reads). An
     environment variable to unset needs no value."""
 

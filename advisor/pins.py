@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from advisor.error_text import Recognised
+from advisor.remedies import release_move
 from advisor.versions import vkey
 
 REQUIRE_VERSION_SOURCE = ("https://github.com/huggingface/transformers/blob/d9547809bb9fc45c7e30914827081214956981c5/"
@@ -45,35 +46,29 @@ def _bounds(spec: str) -> tuple[str | None, str | None]:
     return low, high
 
 
-def _action(rec: Recognised, direction: str, value: str | None, why: str, source: str,
-            target: str) -> dict[str, Any]:
-    """A release move of `target` (the package to move, which need not be the engine itself) for the engine."""
-    return {"engine": rec.engine, "flag": direction, "since": None, "direction": direction, "value": value,
-            "arithmetic": None, "why": why, "source": source, "target": target}
-
-
 def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     """The moves that bring the named package into the range the message states; [] when it states none."""
     found = _MINIMUM.search(text)
     if found:
         pkg, minimum = found["pkg"], found["min"]
         # the sentence is SGLang's own check, so with no engine recognised it is SGLang's dependency
-        sglang = rec if rec.engine is not None else Recognised(engine="sglang")
-        return [_action(sglang, "upgrade", minimum, f"The message requires {pkg} {minimum} or later and finds "
-                        f"{found['found'] or 'none installed'}: install {pkg}>={minimum} (or the serving release that "
-                        "pins it).", ASSERT_PKG_SOURCE, pkg)]
+        return [release_move(rec.engine or "sglang", "upgrade", minimum,
+                             f"The message requires {pkg} {minimum} or later and finds "
+                             f"{found['found'] or 'none installed'}: install {pkg}>={minimum} (or the serving release "
+                             "that pins it).", ASSERT_PKG_SOURCE, target=pkg)]
     found = _REQUIRED.search(text)
     if not found:
         return []
-    pkg, have = found["pkg"], found["found"]
-    low, high = _bounds(found["spec"])
+    pkg, have, spec = found["pkg"], found["found"], found["spec"].strip()
+    low, high = _bounds(spec)
     if low is not None and vkey(have) < vkey(low):
-        return [_action(rec, "upgrade", low, f"The message requires {pkg}{found['spec'].strip()} and finds {have}: "
-                        f"install {pkg}>={low}.", REQUIRE_VERSION_SOURCE, pkg)]
+        return [release_move(rec.engine, "upgrade", low, f"The message requires {pkg}{spec} and finds {have}: install "
+                             f"{pkg}>={low}.", REQUIRE_VERSION_SOURCE, target=pkg)]
     if high is not None and vkey(have) > vkey(high):
-        return [_action(rec, "downgrade", high, f"The message requires {pkg}{found['spec'].strip()} and finds {have}: "
-                        f"install {pkg} {high}, the newest release the range admits.", REQUIRE_VERSION_SOURCE, pkg),
-                _action(rec, "upgrade", None, f"Or upgrade the package that states this range: a newer release of it "
-                        f"usually admits {pkg} {have}.", REQUIRE_VERSION_SOURCE,
-                        f"the package that requires {pkg}")]
+        return [release_move(rec.engine, "downgrade", high, f"The message requires {pkg}{spec} and finds {have}: "
+                             f"install {pkg} {high}, the newest release the range admits.", REQUIRE_VERSION_SOURCE,
+                             target=pkg),
+                release_move(rec.engine, "upgrade", None, "Or upgrade the package that states this range: a newer "
+                             f"release of it usually admits {pkg} {have}.", REQUIRE_VERSION_SOURCE,
+                             target=f"the package that requires {pkg}")]
     return []

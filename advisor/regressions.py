@@ -18,6 +18,7 @@ from typing import Any
 
 from advisor.error_text import Recognised
 from advisor.profiles import profile, profiles
+from advisor.remedies import release_move
 
 SOURCE = ("https://github.com/ggml-org/llama.cpp/blob/74d087935d27e402716ddf6c6e24b71f4ff2e032/"
           ".github/ISSUE_TEMPLATE/011-bug-results.yml")
@@ -62,16 +63,14 @@ def last_good(text: str) -> str | None:
 def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     """The downgrade to the release that worked, then an upgrade past the one that broke it, for the recognised
     engine (else without one); [] when the text says nothing of an update that broke it."""
-    if not regressed(text):
-        return []
     good = last_good(text)
+    if good is None and not _CUE.search(text):  # regressed(), without reading the release twice
+        return []
     name = profile(rec.engine).name if rec.engine in profiles() else "the engine"
     target = f"release {good} (the text says it worked)" if good else "the release you ran before the update"
     why = (f"The text says this began with an update: to keep serving, pin {name} to {target}, and report the "
            "regression with both releases named, which is how an engine's maintainers find the change that broke it.")
     later = ("Or look for a patch release after the one that broke it: maintainers ship a regression's fix as the "
              "next patch (InfraWiki has no release note naming this one, so no release is named).")
-    return [{"engine": rec.engine, "flag": "downgrade", "since": None, "direction": "downgrade", "value": good,
-             "arithmetic": None, "why": why, "source": SOURCE},
-            {"engine": rec.engine, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
-             "arithmetic": None, "why": later, "source": SOURCE}]
+    return [release_move(rec.engine, "downgrade", good, why, SOURCE),
+            release_move(rec.engine, "upgrade", None, later, SOURCE)]

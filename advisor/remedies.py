@@ -22,6 +22,17 @@ from advisor.versions import at_least, vkey
 Action = dict[str, Any]
 
 
+def release_move(engine: str | None, direction: str, value: str | None, why: str, source: str | None, *,
+                 since: str | None = None, arithmetic: str | None = None, target: str | None = None) -> Action:
+    """An upgrade or downgrade as a diagnose action: `flag` is the direction itself (a release, not a flag, moves),
+    `value` the release when one is known, `target` the package that moves when it is not the engine itself."""
+    act: Action = {"engine": engine, "flag": direction, "since": since, "direction": direction, "value": value,
+                   "arithmetic": arithmetic, "why": why, "source": source}
+    if target is not None:
+        act["target"] = target
+    return act
+
+
 def _num(groups: dict[str, str | None], name: str) -> float | None:
     raw = groups.get(name)
     if raw is None:
@@ -238,12 +249,10 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
             value = value or fix.to
         if version and value and at_least(version, value):
             return None  # already on a release with the fix
-        return {"engine": engine, "flag": "upgrade", "since": value, "direction": "upgrade",
-                "value": value, "arithmetic": arithmetic or (f"from {version} to {value} or later" if version and value else None),
-                "why": fix.why, "source": fix.source or sig.source}
+        return release_move(engine, "upgrade", value, fix.why, fix.source or sig.source, since=value,
+                            arithmetic=arithmetic or (f"from {version} to {value} or later" if version and value else None))
     if fix.direction == "downgrade":  # back to a release without the failure (the one that built an engine, say)
-        return {"engine": engine, "flag": "downgrade", "since": None, "direction": "downgrade", "value": fix.to,
-                "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
+        return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source)
     if fix.env is not None:
         flag = fix.env if fix.value is None else f"{fix.env}={fix.value}"
         return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,

@@ -30,6 +30,7 @@ from typing import Any
 from advisor import profiles
 from advisor.error_text import Recognised
 from advisor.profiles import EngineProfile
+from advisor.remedies import release_move
 from advisor.versions import at_least
 
 # The parser's complaint and what follows it on the same line; a flag there starts with '-', which keeps a CUDA
@@ -88,11 +89,12 @@ def _since(eng: EngineProfile, key: str, written: str) -> str | None:
 def _upgrade(eng: EngineProfile, key: str, written: str, rec: Recognised) -> dict[str, Any]:
     since = _since(eng, key, written)
     when = f"from {eng.name} {since}" if since else "in newer releases than the one that refused it"
-    return {"engine": eng.id, "flag": "upgrade", "since": since, "direction": "upgrade", "value": since,
-            "arithmetic": f"from {rec.version} to {since} or later" if since and rec.version and rec.engine == eng.id else None,
-            "why": f"The installed {eng.name} does not know {written}, which {eng.name} documents {when}: upgrade to a "
-                   "release that has it (or drop the flag).",
-            "source": next((s.source for s in eng.flags.get(key, []) if s.source), None) or eng.docs}
+    return release_move(
+        eng.id, "upgrade", since,
+        f"The installed {eng.name} does not know {written}, which {eng.name} documents {when}: upgrade to a release that "
+        "has it (or drop the flag).",
+        next((s.source for s in eng.flags.get(key, []) if s.source), None) or eng.docs, since=since,
+        arithmetic=f"from {rec.version} to {since} or later" if since and rec.version and rec.engine == eng.id else None)
 
 
 def _older_spellings(eng: EngineProfile, key: str, written: str) -> list[dict[str, Any]]:
@@ -122,23 +124,21 @@ def _foreign(eng: EngineProfile, written: str) -> dict[str, Any] | None:
 
 def _unlisted(eng: EngineProfile, written: str) -> dict[str, Any]:
     """A refused flag the profile does not list, on a recognised engine: an upgrade worded as the conditional it is."""
-    return {"engine": eng.id, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
-            "arithmetic": None,
-            "why": f"The installed {eng.name} does not know {written}. If {eng.name}'s current documentation lists it, "
-                   "the installed release predates it: upgrade (InfraWiki does not know which release added it). If it "
-                   "does not, the flag is misspelt or belongs to another entry point: fix or drop it.",
-            "source": eng.docs}
+    return release_move(
+        eng.id, "upgrade", None,
+        f"The installed {eng.name} does not know {written}. If {eng.name}'s current documentation lists it, the "
+        "installed release predates it: upgrade (InfraWiki does not know which release added it). If it does not, the "
+        "flag is misspelt or belongs to another entry point: fix or drop it.", eng.docs)
 
 
 def _newer_choice(eng: EngineProfile, flag: str, value: str) -> dict[str, Any]:
     """A value the parser refused for a flag it knows: choices grow with releases (parsers, backends, dtypes), so
     a value the engine documents today and the installed release lacks means an upgrade, worded as the condition."""
-    return {"engine": eng.id, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
-            "arithmetic": None,
-            "why": f"The installed {eng.name} does not offer {value!r} for {flag}. If {eng.name}'s current documentation "
-                   "lists that choice, the installed release predates it: upgrade (InfraWiki does not know which release "
-                   "added it). If it does not, pick one of the choices the message lists.",
-            "source": eng.docs}
+    return release_move(
+        eng.id, "upgrade", None,
+        f"The installed {eng.name} does not offer {value!r} for {flag}. If {eng.name}'s current documentation lists "
+        "that choice, the installed release predates it: upgrade (InfraWiki does not know which release added it). If "
+        "it does not, pick one of the choices the message lists.", eng.docs)
 
 
 def _respelt(eng: EngineProfile, key: str, written: str, value: str | None) -> dict[str, Any]:
