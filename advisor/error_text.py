@@ -23,6 +23,11 @@ from ontology.selectors import gpu_vocabulary
 # (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute
 # `source=runner.go:129`; ollama's "model runner has unexpectedly stopped", LM Studio's "(Exit code: N). Unknown
 # error." for a runtime that died loading), since such wrappers may run more than one engine.
+# What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
+# terminated: %w", llm/server.go at 5dbb81b; newer releases "model runner has unexpectedly stopped") and LM Studio's
+# for a runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error.").
+OLLAMA_RUNNER_DIED = r"llama runner process has terminated|model runner has unexpectedly stopped"
+LM_STUDIO_RUNTIME_DIED = r"\(Exit code: -?\d{3,}\)\.? Unknown error"
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
@@ -42,7 +47,7 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
      r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
      r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"
-     r"|\bsource=(?:runner|server|llama)\.go:\d+|model runner has unexpectedly stopped|\(Exit code: -?\d{3,}\)\.? Unknown error"),
+     r"|\bsource=(?:runner|server|llama)\.go:\d+|" + OLLAMA_RUNNER_DIED + "|" + LM_STUDIO_RUNTIME_DIED),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
      r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from advisor import profiles
-from advisor.error_text import Recognised
+from advisor.error_text import OLLAMA_RUNNER_DIED, Recognised
 
 NCCL_ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 OLLAMA_ENV = ("https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/envconfig/config.go")
@@ -30,7 +30,7 @@ _LIBRARIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], frozenset[str], s
     # flash attention, context length, GPU overhead...) change how the runner is started; where it listens, where
     # models live and its logging do not
     ("ollama",
-     re.compile(r"llama runner process has terminated|model runner has unexpectedly stopped", re.IGNORECASE),
+     re.compile(OLLAMA_RUNNER_DIED, re.IGNORECASE),
      re.compile(r"(?<![\w-])(OLLAMA_[A-Z0-9_]{2,40})\s*=\s*([\w.,:^/-]+)"),
      frozenset({"OLLAMA_DEBUG", "OLLAMA_HOST", "OLLAMA_MODELS", "OLLAMA_ORIGINS", "OLLAMA_NOHISTORY", "OLLAMA_NOPRUNE"}),
      OLLAMA_ENV),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import remedies
-from advisor.error_text import Recognised, looks_like_a_log
+from advisor.error_text import LM_STUDIO_RUNTIME_DIED, OLLAMA_RUNNER_DIED, Recognised, looks_like_a_log
 from advisor.profiles import EngineProfile, Switch, profile, profiles
 
 MAX_SUSPECTS = 3
@@ -38,12 +38,10 @@ MAX_SUSPECTS = 3
 # ggml/src/ggml-cuda/ggml-cuda.cu, which names the backend ROCm or MUSA in those builds) and SGLang's
 # frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4 and 0.5.9;
 # "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError ("EngineCore
-# encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py) and ollama's
-# frame for its llama.cpp runner that exited ("llama runner process has terminated: %w", ollama llm/server.go at
-# 5dbb81b; the runner's exit status, e.g. Windows' 0xc0000409 for an abort, is all it says; newer releases say "model
-# runner has unexpectedly stopped, this may be due to resource limitations or an internal error") and LM Studio's for a
-# llama.cpp runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error."),
-# and a Windows process's exit status for an abort or an access violation (NTSTATUS 0xC0000409, 0xC0000005).
+# encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py), a wrapper's report
+# that the llama.cpp it runs died (advisor.error_text: ollama's runner, LM Studio's runtime; the exit status, e.g.
+# Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or an access
+# violation (NTSTATUS 0xC0000409, 0xC0000005).
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
@@ -51,8 +49,7 @@ CRASH = re.compile(
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
     r"|\bAborted\b"
     r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue"
-    r"|llama runner process has terminated|model runner has unexpectedly stopped"
-    r"|\(Exit code: -?\d{3,}\)\.? Unknown error"
+    rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}"
     r"|exit status 0xc0000409|exit status 0xc0000005",
     re.IGNORECASE | re.DOTALL)
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
@@ -69,8 +66,7 @@ _OWN_CODE = {
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
                  r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT"
-                 r"|llama runner process has terminated|model runner has unexpectedly stopped"
-                 r"|\(Exit code: -?\d{3,}\)\.? Unknown error",
+                 rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}",
 }
 # Python exceptions that are programming errors, not refusals of a setting (a ValueError or RuntimeError is how engines
 # reject a configuration): raised inside the engine's own code they are an engine bug like a crash, though no
@@ -227,9 +223,8 @@ def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
     # name a file and line when the text gives one, rather than a marker such as the assertion's prefix
     where = next((m for m in found if re.search(r"\d", m.group(0))), found[0])
     eng = profile(rec.engine)
-    return {"engine": rec.engine, "flag": "upgrade", "since": None, "direction": "upgrade", "value": None,
-            "arithmetic": None,
-            "why": f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature "
-                   f"above is the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release "
-                   "note naming this crash, so no release is named).",
-            "source": eng.docs}
+    return remedies.release_move(
+        rec.engine, "upgrade", None,
+        f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature above is "
+        f"the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release note naming this "
+        "crash, so no release is named).", eng.docs)
