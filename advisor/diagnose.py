@@ -18,6 +18,7 @@ not know gets techniques only on its own words, and the answer says which detail
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -227,6 +228,11 @@ def _fix_finding(kind: str, title: str, why: str, actions: list[dict[str, Any]],
             "evidence": [], "source": None, "numbers": {}, "reports": []}
 
 
+# Builds one fix finding from the text, what was recognised in it and the findings ranked above it (whose actions it
+# leaves out); None when the text gives it nothing.
+_FindingBuilder = Callable[[str, Recognised, list[dict[str, Any]]], dict[str, Any] | None]
+
+
 def _named_finding(query: str, rec: Recognised, failures: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The settings the message itself asks to change (advisor.named_fixes), less those a recognised
     failure already answers; None when it names none."""
@@ -312,35 +318,30 @@ def diagnose(text: str) -> dict[str, Any]:
     issues = _issues()
     rec, matches = known_failures.match(query, pasted=text)
     failures = [_failure_finding(m, rec, issues) for m in matches[:MAX_FINDINGS]]
-    # What the message asks for itself ranks right after the best catalogued failure, or first.
-    named = _named_finding(query, rec, failures)
-    if named is not None:
-        failures = (failures[:1] + [named] + failures[1:])[:MAX_FINDINGS]
-    # A refused flag is the launcher's own complaint: it ranks with what the message asks for.
-    refused = _unknown_flag_finding(query, rec, failures)
-    if refused is not None:
-        at = 2 if named is not None else 1
-        failures = (failures[:at] + [refused] + failures[at:])[:MAX_FINDINGS]
-    # A package range the message states is its own fix too, then the person's own account that an update broke it:
-    # both outrank what is read from the message's words alone.
-    at = 1 + (named is not None) + (refused is not None)
-    pinned = _pin_finding(query, rec, failures)
-    if pinned is not None:
-        failures = (failures[:at] + [pinned] + failures[at:])[:MAX_FINDINGS]
-        at += 1
-    regressed = _regression_finding(query, rec, failures)
-    if regressed is not None:
-        failures = (failures[:at] + [regressed] + failures[at:])[:MAX_FINDINGS]
+    # Right after the best catalogued failure (or first), in this order: what the message asks for itself, the
+    # launcher's own complaint about a flag, a package range the message states, and the person's own account that an
+    # update broke it. Each later finding drops the actions an earlier one already gives.
+    read_off = []
+    at = 1
+    own_fixes: tuple[_FindingBuilder, ...] = (_named_finding, _unknown_flag_finding, _pin_finding, _regression_finding)
+    for build in own_fixes:
+        found = build(query, rec, failures)
+        if found is not None:
+            failures = (failures[:at] + [found] + failures[at:])[:MAX_FINDINGS]
+            read_off.append(found)
+            at += 1
     # Then what the message's comparison of quantities moves, then the features to rule out for a crash: both read
     # messages no signature was written for, so they rank below any that was.
-    compared = _quantity_finding(query, rec, failures)
-    failures = (failures + [compared] if compared is not None else failures)[:MAX_FINDINGS]
-    suspected = _suspect_finding(query, rec, failures)
-    failures = (failures + [suspected] if suspected is not None else failures)[:MAX_FINDINGS]
+    read_words: tuple[_FindingBuilder, ...] = (_quantity_finding, _suspect_finding)
+    for build in read_words:
+        found = build(query, rec, failures)
+        if found is not None:
+            failures = (failures + [found])[:MAX_FINDINGS]
+            read_off.append(found)
     findings: list[dict[str, Any]] = []
     # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
     # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
-    fix_first = named is not None or refused is not None or pinned is not None or regressed is not None or compared is not None or suspected is not None or bool(matches) and (
+    fix_first = bool(read_off) or bool(matches) and (
         looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
     if fix_first:
         findings = failures
