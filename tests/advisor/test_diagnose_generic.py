@@ -132,12 +132,21 @@ def test_no_crash_and_no_feature_both_enabled_and_named_means_no_suspect():
     assert not _suspected("vLLM hangs under load")
 
 
-def test_a_switch_on_a_flag_the_profile_lacks_is_a_load_error(tmp_path: Path):
-    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+def _misspell_switch(data: dict) -> None:
     data["switches"][0]["knob"] = "fitt"
+
+
+def _misspell_wrapper_setting(data: dict) -> None:
+    data["wrappers"][0]["settings"]["ctx_sise"] = {"env": "OLLAMA_CONTEXT_LENGTH"}
+
+
+@pytest.mark.parametrize("misspell, key", [(_misspell_switch, "fitt"), (_misspell_wrapper_setting, "ctx_sise")])
+def test_a_switch_or_wrapper_setting_on_a_flag_the_profile_lacks_is_a_load_error(tmp_path: Path, misspell, key: str):
+    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+    misspell(data)
     path = tmp_path / "llama.cpp.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="fitt"):
+    with pytest.raises(ProfileError, match=key):
         load_profile(path)
 
 
@@ -330,15 +339,6 @@ def test_an_ollama_users_fixes_are_also_spelt_as_ollamas_variables():
     plain = diagnose(text.replace("ollama run qwen2.5:32b\n", "").replace(
         "Error: llama runner process has terminated: exit status 2", "llama-server exited"))
     assert not any(a["flag"].startswith("OLLAMA_") for f in plain["findings"] for a in f["actions"])
-
-
-def test_a_wrapper_setting_for_a_flag_the_profile_lacks_is_a_load_error(tmp_path: Path):
-    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
-    data["wrappers"][0]["settings"]["ctx_sise"] = {"env": "OLLAMA_CONTEXT_LENGTH"}
-    path = tmp_path / "llama.cpp.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="ctx_sise"):
-        load_profile(path)
 
 
 @pytest.mark.django_db
