@@ -21,8 +21,9 @@ from ontology.selectors import gpu_vocabulary
 # Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
 # (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
 # (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute
-# `source=runner.go:129`; ollama's "model runner has unexpectedly stopped", LM Studio's "(Exit code: N). Unknown
-# error." for a runtime that died loading), since such wrappers may run more than one engine.
+# `source=runner.go:129`, and its GPU discovery's `source=amd_linux.go:340`; ollama's "model runner has unexpectedly
+# stopped", LM Studio's "(Exit code: N). Unknown error." for a runtime that died loading), since such wrappers may run
+# more than one engine.
 # What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
 # terminated: %w", llm/server.go at 5dbb81b; newer releases "model runner has unexpectedly stopped") and LM Studio's
 # for a runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error.").
@@ -47,7 +48,7 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
      r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
      r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"
-     r"|\bsource=(?:runner|server|llama)\.go:\d+|" + OLLAMA_RUNNER_DIED + "|" + LM_STUDIO_RUNTIME_DIED),
+     r"|\bsource=(?:runner|server|llama|gpu|amd_linux|amd_windows)\.go:\d+|" + OLLAMA_RUNNER_DIED + "|" + LM_STUDIO_RUNTIME_DIED),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
      r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",
@@ -70,8 +71,10 @@ _CC = (r"has compute capability\s*(\d{1,2}\.\d)", r"Current capability:\s*(\d)(\
        r"with CUDA capability sm_?(\d{1,2})(\d)\b",
        r"(?<!least )compute capability[:\s]+(\d{1,2}\.\d)", r"\bsm_?(\d{1,2})(\d)\b")
 _EXCEPTION = r"\b((?:torch\.(?:cuda\.)?)?[A-Z][A-Za-z]*(?:Error|Exception))\b"
+# vLLM's shared-memory broadcast (shm_broadcast.py) carries the scheduler's output to the other GPUs' workers, so its
+# "No available shared memory broadcast block found" speaks of a multi-GPU engine.
 _TENSOR_PARALLEL = (r"tensor[-_ ]parallel|--tp\b|tp_size|--num-shard|ProcessGroupNCCL|\bNCCL\b|all[-_ ]?reduce"
-                    r"|\bTP\s*[=:]?\s*\d|\bwith TP\b")
+                    r"|\bTP\s*[=:]?\s*\d|\bwith TP\b|shared memory broadcast block")
 _CUDA_GRAPH = r"cuda[ _]?graph|capturing|graph capture"
 _OPTION = r"(?<![\w-])(--?[A-Za-z][\w-]*)(?=[\s=]|$)"
 

@@ -35,7 +35,7 @@ Direction = Literal["raise", "lower", "set", "unset", "upgrade", "downgrade"]
 # How a fix's number is worked out from what the pasted text states (advisor.remedies implements each).
 Rule = Literal["at_most", "at_least", "below", "divisor", "dtype_for_gpu", "quantization_for_gpu",
                "memory_shortfall", "free_fraction", "kv_shortfall", "kv_dtype_for_gpu", "sum_at_least",
-               "model_support", "softcap_release", "from_text"]
+               "model_support", "softcap_release", "from_text", "gfx_override"]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")]
 # A `docker run` option that bounds what the engine's container may use (/dev/shm, pinned memory): the limit is
 # the container's, not the engine's, so no engine profile holds it.

@@ -199,6 +199,33 @@ def _softcap_release(fix: Fix, g: dict[str, str | None], flag: str, eng: EngineP
     return softcap.xformers_since, f"the XFormers backend implements soft-capping from {eng.name} {softcap.xformers_since}"
 
 
+# An AMD GPU's LLVM target: gfx + major version + one hex digit each for minor and stepping (gfx1031 is 10.3.1,
+# gfx90a is 9.0.10), the x.y.z that HSA_OVERRIDE_GFX_VERSION takes.
+_GFX_TARGET = re.compile(r"gfx(\d+?)([0-9a-f])([0-9a-f])", re.IGNORECASE)
+
+
+def _gfx_version(target: str) -> tuple[int, int, int] | None:
+    found = _GFX_TARGET.fullmatch(target.strip())
+    return (int(found.group(1)), int(found.group(2), 16), int(found.group(3), 16)) if found else None
+
+
+def _gfx_override(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
+    """The supported target of the GPU's own major.minor family, lowest stepping first, as x.y.z: ollama's docs run
+    the RX 5400 (gfx1034) as gfx1030 with HSA_OVERRIDE_GFX_VERSION=10.3.0. None when the list holds no such target
+    (another family's kernels would not run)."""
+    gpu = _gfx_version(g.get(fix.args[0]) or "") if fix.args else None
+    supported = re.findall(r"gfx[0-9a-f]+", g.get(fix.args[1]) or "", re.IGNORECASE) if len(fix.args) > 1 else []
+    if gpu is None:
+        return None, None
+    family = sorted(v for v in (_gfx_version(t) for t in supported) if v is not None and v[:2] == gpu[:2])
+    if not family:
+        return None, None
+    major, minor, step = family[0]
+    return (f"{major}.{minor}.{step}",
+            f"{g.get(fix.args[0])} is {'.'.join(map(str, gpu))}, which the library lacks; it ships "
+            f"gfx{major}{minor:x}{step:x} ({major}.{minor}.{step}), the same {major}.{minor} family")
+
+
 def _from_text(fix: Fix, g: dict[str, str | None], flag: str, **_: Any) -> tuple[str | None, str | None]:
     """The value the message itself names (vLLM names the faster kernel it would pick)."""
     value = g.get(fix.args[0]) if fix.args else None
@@ -210,7 +237,7 @@ _RULES: dict[str, Callable[..., tuple[str | None, str | None]]] = {
     "memory_shortfall": _memory_shortfall, "free_fraction": _free_fraction, "kv_shortfall": _kv_shortfall,
     "dtype_for_gpu": _dtype_for_gpu, "quantization_for_gpu": _quantization_for_gpu,
     "kv_dtype_for_gpu": _kv_dtype_for_gpu, "model_support": _model_support, "softcap_release": _softcap_release,
-    "from_text": _from_text,
+    "from_text": _from_text, "gfx_override": _gfx_override,
 }
 
 
@@ -254,9 +281,13 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
     if fix.direction == "downgrade":  # back to a release without the failure (the one that built an engine, say)
         return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source)
     if fix.env is not None:
-        flag = fix.env if fix.value is None else f"{fix.env}={fix.value}"
+        value, arithmetic = fix.value, None
+        if fix.rule:
+            computed, arithmetic = _RULES[fix.rule](fix, groups, fix.env, eng=eng, version=version, rec=rec)
+            value = computed or value
+        flag = fix.env if value is None else f"{fix.env}={value}"
         return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,
-                "value": fix.value, "arithmetic": None, "why": fix.why, "source": fix.source or sig.source}
+                "value": value, "arithmetic": arithmetic, "why": fix.why, "source": fix.source or sig.source}
     # a `docker run` option of the engine's container, or a CMake option of its own build (set when rebuilding):
     # neither is the engine's flag, so both are the same for every release and say where they go
     if fix.container is not None or fix.build is not None:

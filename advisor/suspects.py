@@ -32,7 +32,9 @@ MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
 # failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
 # fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
-# misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes") or watchdog, TGI's frame for a shard that raised
+# misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes"), watchdog or vLLM's warning that a
+# worker stopped taking the scheduler's output ("No available shared memory broadcast block found in 60 second",
+# distributed/device_communicators/shm_broadcast.py at 00264800), TGI's frame for a shard that raised
 # ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort; its CUDA_CHECK
 # aborts the same way after printing the CUDA error: "ggml-cuda.cu:84: CUDA error", ggml_cuda_error in
 # ggml/src/ggml-cuda/ggml-cuda.cu, which names the backend ROCm or MUSA in those builds) and SGLang's
@@ -46,6 +48,7 @@ CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
+    r"|No available shared memory broadcast block"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
     r"|\bAborted\b"
     r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue"
