@@ -213,21 +213,42 @@ def action(s: Suspect, rec: Recognised) -> dict[str, Any] | None:
             "source": s.switch.source, "aliases": eng.other_spellings(s.switch.knob, flag)}
 
 
-def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
-    """An upgrade of the recognised engine for a crash that names no cause, or a Python programming error (an
-    AttributeError, TypeError, KeyError...), that stops inside the engine's own code: an engine bug, which a later
-    release may have fixed. Offered after the features to rule out; InfraWiki holds no
-    release note naming the crash, so the action names no release. None for a crash outside the engine's code."""
+def _own_code_stop(text: str, rec: Recognised) -> re.Match[str] | None:
+    """Where a crash that names no cause, or a Python programming error (an AttributeError, TypeError, KeyError...),
+    stops inside the recognised engine's own code (a file and line when the text gives one); None otherwise."""
     if rec.engine is None or rec.engine not in _OWN_CODE or not (crashed(text) or _BUG.search(text)):
         return None
     found = list(re.finditer(_OWN_CODE[rec.engine], text))
-    if not found:
-        return None
     # name a file and line when the text gives one, rather than a marker such as the assertion's prefix
-    where = next((m for m in found if re.search(r"\d", m.group(0))), found[0])
+    return next((m for m in found if re.search(r"\d", m.group(0))), found[0]) if found else None
+
+
+def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
+    """An upgrade of the recognised engine for a stop inside its own code (`_own_code_stop`): an engine bug, which a
+    later release may have fixed. Offered after the features to rule out; InfraWiki holds no release note naming the
+    crash, so the action names no release. None for a crash outside the engine's code."""
+    where = _own_code_stop(text, rec)
+    if where is None or rec.engine is None:
+        return None
     eng = profile(rec.engine)
     return remedies.release_move(
         rec.engine, "upgrade", None,
         f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature above is "
         f"the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release note naming this "
         "crash, so no release is named).", eng.docs)
+
+
+def downgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
+    """The other half of the same bug, offered after the upgrade: a bug a recent release brought in is gone in the
+    release before it. Of the 55 own-code stops among the real threads of tests/data/diagnose_errors.jsonl, 25 were
+    resolved by an upgrade and 9 by going back a release, so the text need not say that an update broke it
+    (advisor.regressions answers the texts that do, naming the release that worked). None where `upgrade` is."""
+    where = _own_code_stop(text, rec)
+    if where is None or rec.engine is None:
+        return None
+    eng = profile(rec.engine)
+    before = f" the release before {rec.version}" if rec.version else " the release you ran before"
+    return remedies.release_move(
+        rec.engine, "downgrade", None,
+        f"If the crash began after an update, go back to{before}: a bug the newer {eng.name} release brought in is "
+        "not in it. Report it with both versions.", eng.docs)

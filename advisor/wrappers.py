@@ -5,7 +5,8 @@ Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile:
 engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each
 action on a flag the wrapper sets gets a twin spelt as the wrapper's variable, right after it, with the value in the
 wrapper's spelling (`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come
-from a plain engine run, and the wrapper passes some flags through.
+from a plain engine run, and the wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names
+the wrapper as the package to move (`target`): it ships its own build of the engine.
 """
 from __future__ import annotations
 
@@ -34,6 +35,14 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
         for action in finding["actions"]:
             actions.append(action)
             eng = profiles().get(action.get("engine") or "")
+            if eng is not None and action.get("direction") in ("upgrade", "downgrade") and "target" not in action:
+                # the wrapper bundles its own build of the engine: the release to move is the wrapper's
+                wrapper = next((w for w in eng.wrappers if re.search(w.requires, text, re.IGNORECASE)), None)
+                if wrapper is not None:
+                    actions[-1] = {**action, "target": wrapper.name,
+                                   "why": f"{wrapper.name} ships its own build of {eng.name}, so its release is the one "
+                                          f"to move. {action['why']}"}
+                continue
             # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
             if eng is None or "why" not in action or not action["flag"].startswith("-"):
                 continue

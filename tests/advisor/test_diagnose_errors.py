@@ -415,6 +415,16 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "Ubuntu 22.04 under WSL2, RTX 3060. llama_model_load: offloading 32 repeating layers to GPU\n"
         "WARNING: failed to allocate 1024.00 MB of pinned memory: out of memory",
         ("llama.cpp", "GGML_CUDA_NO_PINNED=1", "set")),
+    # ollama 0.1.x's GPU discovery on Windows (ollama/ollama#2502): the RX 6700 (gfx1031) beside a list with gfx1030
+    "ollama-amdgpu-target-unsupported": (
+        'time=2024-02-14T12:00:00 level=WARN source=amd_windows.go:95 msg="amdgpu is not supported" gpu=0 '
+        'gpu_type=gfx1031 library="C:\\Program Files\\AMD\\ROCm\\5.5\\bin" '
+        'supported_types="[gfx1030 gfx1100 gfx1101 gfx1102 gfx906]"',
+        ("llama.cpp", "HSA_OVERRIDE_GFX_VERSION=10.3.0", "set")),
+    # llama-server answering an image with a text-only model loaded (ngxson/smolvlm-realtime-webcam#6)
+    "llamacpp-server-image-input-without-projector": (
+        'using llama-server to run the model call appears "image input is not supported by this server"',
+        ("llama.cpp", "--mmproj", "set")),
 }
 
 
@@ -899,3 +909,42 @@ def test_a_small_dev_shm_is_also_answered_with_the_hosts_ipc_namespace():
             "/dev/shm because /dev/shm has only 46964736 bytes available. vllm")
     _, actions = _actions(text)
     assert any(a["engine"] == "vllm" and a["flag"] == "--ipc" and a["value"] == "host" for a in actions)
+
+
+def test_the_amd_override_is_the_supported_target_of_the_gpus_own_family_with_its_arithmetic():
+    _, actions = _actions(EXAMPLES["ollama-amdgpu-target-unsupported"][0])
+    override = next(a for a in actions if a["flag"].startswith("HSA_OVERRIDE_GFX_VERSION"))
+    assert override["value"] == "10.3.0" and "gfx1031 is 10.3.1" in override["arithmetic"]
+    # ollama 0.5's wording, where the list comes first; gfx90a's stepping is hex (9.0.10)
+    newer = ('msg="amdgpu is not supported (supported types:[gfx908 gfx90a gfx1100])" gpu_type=gfx90c gpu=0 '
+             'library=/usr/lib/ollama')
+    _, actions = _actions(newer)
+    assert next(a for a in actions if a["flag"].startswith("HSA_OVERRIDE"))["value"] == "9.0.8"
+    # no target of the GPU's family in the list: no number is invented, the placeholder says what to look up
+    _, actions = _actions('msg="amdgpu is not supported" gpu=0 gpu_type=gfx1031 supported_types="[gfx1100 gfx906]"')
+    override = next(a for a in actions if a["flag"].startswith("HSA_OVERRIDE"))
+    assert override["value"].startswith("<") and override["arithmetic"] is None
+
+
+@pytest.mark.parametrize("text,sig_id,fix", [
+    # tensorrtllm_backend#212: the runtime does not send an input the engine was built to take
+    ("[TensorRT-LLM][ERROR] Encountered an error in forward function: Input tensor 'host_max_kv_cache_length_0' not "
+     "found; expected shape: (1) (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmRuntime.cpp:124)",
+     "trtllm-engine-from-another-release", ("tensorrt-llm", "upgrade", "upgrade")),
+    # sgl-project/sglang#251: SGLang's own module imports a name its installed outlines no longer has
+    ('File "/root/anaconda3/envs/s/lib/python3.10/site-packages/sglang/srt/constrained/__init__.py", line 4, in <module>\n'
+     "    from outlines.fsm.json_schema import build_regex_from_object\n"
+     "ImportError: cannot import name 'build_regex_from_object' from 'outlines.fsm.json_schema'",
+     "library-lacks-name-the-engine-imports", ("sglang", "upgrade", "upgrade")),
+])
+def test_a_second_wording_of_a_catalogued_failure_is_recognised(text, sig_id, fix):
+    ids, actions = _actions(text)
+    assert sig_id in ids
+    assert any((a["engine"], a["flag"], a["direction"]) == fix for a in actions), actions
+
+
+def test_an_import_error_raised_in_the_persons_own_module_is_not_the_engines():
+    text = ('File "/home/me/app/serve.py", line 4, in <module>\n    from outlines.fsm.json_schema import x\n'
+            "ImportError: cannot import name 'x' from 'outlines.fsm.json_schema' (sglang installed)")
+    ids, _ = _actions(text)
+    assert "library-lacks-name-the-engine-imports" not in ids

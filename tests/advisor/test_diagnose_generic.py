@@ -256,13 +256,39 @@ def test_a_crash_that_names_cuda_graphs_suspects_them_before_the_defaults():
     assert _suspected(text)[0] == ("llama.cpp", "GGML_CUDA_DISABLE_GRAPHS=1", "1", 1)
 
 
-def test_ollamas_runner_that_exited_is_a_llama_cpp_crash_answered_with_an_upgrade_last():
+@pytest.mark.django_db
+def test_ollamas_runner_that_exited_is_a_llama_cpp_crash_answered_with_ollamas_release_moves_last():
     # ollama llm/server.go: "llama runner process has terminated: %w" (ollama issue 7031, as pasted)
     text = "Error: llama runner process has terminated: exit status 0xc0000409"
     rec = recognise(text)
     assert rec.engine == "llama.cpp" and suspects.crashed(text)
     upgrade = suspects.upgrade(text, rec)
     assert upgrade is not None and upgrade["direction"] == "upgrade"
+    # on the answer, the upgrade then the downgrade close the suspects, and each moves ollama's release (it ships its
+    # own llama.cpp), not llama.cpp's
+    suspect = next(f for f in diagnose(text)["findings"] if f["kind"] == "suspect")
+    assert [(a["direction"], a.get("target")) for a in suspect["actions"][-2:]] == [("upgrade", "ollama"),
+                                                                                    ("downgrade", "ollama")]
+
+
+def test_a_crash_in_the_engines_own_code_also_offers_the_release_before_the_one_the_text_runs():
+    # vLLM's V0 worker crashing in its own code (vllm issue 1518's frame), with the release in the text
+    text = ('vllm 0.2.1 File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 120, in execute_model\n'
+            "RuntimeError: CUDA error: an illegal memory access was encountered")
+    rec = recognise(text)
+    down = suspects.downgrade(text, rec)
+    assert down is not None and down["direction"] == "downgrade" and "the release before 0.2.1" in down["why"]
+    # the same crash outside the engine's code gets neither move
+    outside = 'File "serve.py", line 3, in main\nRuntimeError: CUDA error: an illegal memory access was encountered vllm'
+    assert suspects.downgrade(outside, recognise(outside)) is None and suspects.upgrade(outside, recognise(outside)) is None
+
+
+def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
+    # vllm/distributed/device_communicators/shm_broadcast.py's warning, as pasted (1CatAI/1Cat-vLLM#652)
+    text = "(EngineCore pid=...) INFO [shm_broadcast.py:705] No available shared memory broadcast block found in 60 seconds"
+    rec = recognise(text)
+    assert rec.engine == "vllm" and rec.tensor_parallel and suspects.crashed(text)
+    assert ("vllm", "--disable-custom-all-reduce") in [s[:2] for s in _suspected(text)]
 
 
 @pytest.mark.parametrize("text", [
