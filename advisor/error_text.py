@@ -26,9 +26,12 @@ from ontology.selectors import gpu_vocabulary
 # more than one engine.
 # What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
 # terminated: %w", llm/server.go at 5dbb81b; newer releases "model runner has unexpectedly stopped") and LM Studio's
-# for a runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error.").
+# for a runtime that died while loading ("Error loading model. (Exit code: 18446744072635812000). Unknown error.",
+# "(Exit code: 134). Please check settings and try loading the model again.", lmstudio-bug-tracker issues 297 and 394)
+# or while serving ("The model has crashed without additional information. (Exit code: null)", issue 1050).
 OLLAMA_RUNNER_DIED = r"llama runner process has terminated|model runner has unexpectedly stopped"
-LM_STUDIO_RUNTIME_DIED = r"\(Exit code: -?\d{3,}\)\.? Unknown error"
+LM_STUDIO_RUNTIME_DIED = (r"\(Exit code: (?:-?\d+|null)\)\.? (?:Unknown error|Please check settings)"
+                          r"|The model has crashed without additional information")
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"

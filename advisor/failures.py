@@ -57,7 +57,7 @@ class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
     (an environment variable), `container` (a `docker run` option such as --shm-size), `build` (a CMake option
     of the engine's own build, set by rebuilding) or direction "upgrade" or "downgrade" (`to`, the release, when
-    known); `value` when the fix sets a literal;
+    known; `package` when a library moves rather than the engine); `value` when the fix sets a literal;
     `rule` when the number comes from the text (`args` names the numbers, the regex group names, it reads). An
     environment variable to unset needs no value."""
 
@@ -69,6 +69,9 @@ class Fix(_Data):
     value: str | None = None
     to: Version | None = Field(default=None, description="the first release with the fix, for an upgrade; the "
                                                          "last one without the failure, for a downgrade")
+    package: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_.-]{1,40}$",
+                                description="the package an upgrade or downgrade moves when it is not the engine "
+                                            "(torch under an engine's compiled kernels)")
     rule: Rule | None = None
     args: list[str] = Field(default_factory=list)
     why: str = Field(min_length=10, max_length=400)
@@ -89,6 +92,8 @@ class Fix(_Data):
             raise ValueError(f"container option {self.container} is raised or set, not unset")
         if self.build is not None and (self.direction != "set" or self.value is None):
             raise ValueError(f"build option {self.build} is set to a value")
+        if self.package is not None and self.direction not in ("upgrade", "downgrade"):
+            raise ValueError(f"package {self.package} is upgraded or downgraded")
         return self
 
 

@@ -277,9 +277,10 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         if version and value and at_least(version, value):
             return None  # already on a release with the fix
         return release_move(engine, "upgrade", value, fix.why, fix.source or sig.source, since=value,
-                            arithmetic=arithmetic or (f"from {version} to {value} or later" if version and value else None))
+                            arithmetic=arithmetic or (f"from {version} to {value} or later" if version and value else None),
+                            target=fix.package)
     if fix.direction == "downgrade":  # back to a release without the failure (the one that built an engine, say)
-        return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source)
+        return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source, target=fix.package)
     if fix.env is not None:
         value, arithmetic = fix.value, None
         if fix.rule:

@@ -62,9 +62,11 @@ _OWN_CODE = {
     "sglang": r"sglang[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+|sgl[-_]kernel[/\\][\w/\\.-]+:\d+",
     # the server's package, or its console script (bin/text-generation-server) at the traceback's top
     "tgi": r"text_generation_server[/\\][\w/\\.-]+\.py\"?,? line \d+|text-generation-server\\?\"?,? line \d+",
-    # and TLLM_CHECK's own report ("[TensorRT-LLM][ERROR] Assertion failed: ..."), which is raised in its C++ code
+    # and TLLM_CHECK's own report ("[TensorRT-LLM][ERROR] Assertion failed: ..."), which is raised in its C++ code,
+    # and its console scripts at a traceback's top (bin/trtllm-build)
     "tensorrt-llm": r"tensorrt_llm[/\\][\w/\\.-]+\.(?:py\"?,? line|cu|cuh|cpp|h):? ?\d+"
-                    r"|\[TensorRT-LLM\]\[ERROR\] Assertion failed",
+                    r"|\[TensorRT-LLM\]\[ERROR\] Assertion failed"
+                    r"|trtllm-(?:build|serve|bench)\\?\"?,? line \d+",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"

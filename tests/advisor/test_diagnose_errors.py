@@ -360,9 +360,11 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "RuntimeError: An error occurred while downloading using `hf_transfer`. Consider disabling "
         "HF_HUB_ENABLE_HF_TRANSFER for better error handling.", ("tgi", "HF_HUB_ENABLE_HF_TRANSFER=0", "set")),
     # the dynamic linker loading vLLM's compiled ops (vllm-project/vllm#3528)
+    # the Triton backend built by another TensorRT-LLM release (tensorrtllm_backend#662, as pasted)
     "shared-library-undefined-symbol": (
-        "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
-        "_ZN2at4_ops15to_dtype_layout4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE", ("vllm", "upgrade", "upgrade")),
+        "UNAVAILABLE: Not found: unable to load shared library: /opt/tritonserver/backends/tensorrtllm/"
+        "libtriton_tensorrtllm.so: undefined symbol: _ZNK12tensorrt_llm8executor8Response11getErrorMsgB5cxx11Ev",
+        ("tensorrt-llm", "upgrade", "upgrade")),
     # a transformers processor called by vLLM's model code with arguments of another release (zai-org/GLM-V#8)
     "transformers-api-mismatch": (
         "TypeError: Glm4vProcessor.__init__() got multiple values for argument 'tokenizer'", ("vllm", "upgrade", "upgrade")),
@@ -421,6 +423,11 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         'gpu_type=gfx1031 library="C:\\Program Files\\AMD\\ROCm\\5.5\\bin" '
         'supported_types="[gfx1030 gfx1100 gfx1101 gfx1102 gfx906]"',
         ("llama.cpp", "HSA_OVERRIDE_GFX_VERSION=10.3.0", "set")),
+    # vLLM's kernels loaded under another torch (vllm-project/vllm#3147, as pasted)
+    "engine-kernels-built-against-another-torch": (
+        "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN2at4_ops15to_dtype_layout4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE",
+        ("vllm", "downgrade", "downgrade")),
     # llama-server answering an image with a text-only model loaded (ngxson/smolvlm-realtime-webcam#6)
     "llamacpp-server-image-input-without-projector": (
         'using llama-server to run the model call appears "image input is not supported by this server"',
@@ -948,3 +955,12 @@ def test_an_import_error_raised_in_the_persons_own_module_is_not_the_engines():
             "ImportError: cannot import name 'x' from 'outlines.fsm.json_schema' (sglang installed)")
     ids, _ = _actions(text)
     assert "library-lacks-name-the-engine-imports" not in ids
+
+
+def test_a_torch_symbol_missing_from_engine_kernels_moves_torch_and_other_symbols_stay_with_the_engine():
+    ids, actions = _actions(EXAMPLES["engine-kernels-built-against-another-torch"][0])
+    assert "shared-library-undefined-symbol" not in ids
+    assert (actions[0]["direction"], actions[0].get("target")) == ("downgrade", "torch")
+    # a symbol of another library (a Triton backend's) is no torch mismatch
+    ids, _ = _actions(EXAMPLES["shared-library-undefined-symbol"][0])
+    assert ids[:1] == ["shared-library-undefined-symbol"]

@@ -298,6 +298,9 @@ def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
     # LM Studio's llama.cpp runtime (lmstudio-bug-tracker issue 1204)
     "Failed to load the model\n\nError loading model.\n\n(Exit code: 18446744072635812000). Unknown error. Try a "
     "different model and/or config.",
+    # LM Studio's runtime aborting while loading (lmstudio-bug-tracker issue 394) and crashing while serving (1050)
+    "LM Studio 0.3.9\n(Exit code: 134). Please check settings and try loading the model again.",
+    'LM Studio API error 400: {"error":"The model has crashed without additional information. (Exit code: null)"}',
     # ggml's assertion names no file (llama.cpp issue 13461)
     "GGML_ASSERT(cur_p->size > 0) failed, or gibberish on DeepSeek V3 0324 (Q2_K_XL), CUDA + CPU",
     # ggml-cuda.cu at the tree's top, before the 2024 move into ggml/src (llama.cpp issue 8117)
@@ -328,6 +331,14 @@ def test_a_python_programming_error_inside_the_engines_code_is_an_engine_bug_ans
     # the same exception in the person's own script is no engine bug
     own = 'File "serve.py", line 12, in main\nAttributeError: \'NoneType\' object has no attribute \'shape\' vllm'
     assert suspects.upgrade(own, recognise(own)) is None
+
+
+def test_tensorrt_llms_console_script_at_the_top_of_a_traceback_is_its_own_code():
+    # trtllm-build raising a programming error (NVIDIA/TensorRT-LLM#1766, as pasted)
+    text = ('Traceback (most recent call last):\n  File "/usr/local/bin/trtllm-build", line 8, in <module>\n'
+            "    sys.exit(main())\nAttributeError: 'PretrainedConfig' object has no attribute 'ffn_hidden_size'")
+    rec = recognise(text)
+    assert rec.engine == "tensorrt-llm" and suspects.upgrade(text, rec) is not None
 
 
 def test_tensorrt_llms_own_assertion_report_is_its_own_code():
