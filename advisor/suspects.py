@@ -31,7 +31,7 @@ from advisor.profiles import EngineProfile, Switch, profile, profiles
 MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
 # failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
-# fault, bus error, abort), a CUDA fault that names no API misuse (illegal memory access or instruction,
+# fault, bus error, abort, the Linux kernel's "trap invalid opcode" for an illegal instruction), a CUDA fault that names no API misuse (illegal memory access or instruction,
 # misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes"), watchdog or vLLM's warning that a
 # worker stopped taking the scheduler's output ("No available shared memory broadcast block found in 60 second",
 # distributed/device_communicators/shm_broadcast.py at 00264800), TGI's frame for a shard that raised
@@ -47,6 +47,7 @@ MAX_SUSPECTS = 3
 CRASH = re.compile(
     r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
+    r"|\btrap invalid opcode\b"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
     r"|No available shared memory broadcast block"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
@@ -68,15 +69,19 @@ _OWN_CODE = {
                     r"|\[TensorRT-LLM\]\[ERROR\] Assertion failed"
                     r"|trtllm-(?:build|serve|bench)\\?\"?,? line \d+",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
-    # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it
+    # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it, as
+    # is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]")
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
-                 r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT"
+                 r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT|\bin ollama[-_]runner\["
                  rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}",
 }
 # Python exceptions that are programming errors, not refusals of a setting (a ValueError or RuntimeError is how engines
 # reject a configuration): raised inside the engine's own code they are an engine bug like a crash, though no
 # feature is suspected for them.
-_BUG = re.compile(r"\b(?:AttributeError|TypeError|KeyError|IndexError|NameError|UnboundLocalError|ZeroDivisionError)\b")
+# A module the engine's own code imports and its install lacks (ModuleNotFoundError raised from an engine frame) is a
+# packaging bug of that release in the same way.
+_BUG = re.compile(r"\b(?:AttributeError|TypeError|KeyError|IndexError|NameError|UnboundLocalError|ZeroDivisionError"
+                  r"|ModuleNotFoundError)\b")
 _REASONS = ("the pasted command line turns it on", "the error names it", "the text shows the situation it runs in",
             "the engine runs it by default")
 

@@ -943,6 +943,9 @@ def test_the_amd_override_is_the_supported_target_of_the_gpus_own_family_with_it
      "    from outlines.fsm.json_schema import build_regex_from_object\n"
      "ImportError: cannot import name 'build_regex_from_object' from 'outlines.fsm.json_schema'",
      "library-lacks-name-the-engine-imports", ("sglang", "upgrade", "upgrade")),
+    # ggml's no_device_code report for a build without the GPU's architecture (ggml-org/llama.cpp#5686)
+    ("ggml-cuda.cu:3211: ERROR: CUDA kernel vec_dot_q5_K_q8_1_impl_vmmq has no device code compatible with CUDA arch "
+     "520. ggml-cuda.cu was compiled for: 520", "no-kernel-image-for-gpu", ("llama.cpp", "upgrade", "upgrade")),
 ])
 def test_a_second_wording_of_a_catalogued_failure_is_recognised(text, sig_id, fix):
     ids, actions = _actions(text)

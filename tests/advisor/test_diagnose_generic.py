@@ -341,6 +341,23 @@ def test_tensorrt_llms_console_script_at_the_top_of_a_traceback_is_its_own_code(
     assert rec.engine == "tensorrt-llm" and suspects.upgrade(text, rec) is not None
 
 
+def test_a_module_the_engines_own_code_imports_and_lacks_is_a_packaging_bug_of_that_release():
+    # TGI's ROCm image importing flashinfer (huggingface/text-generation-inference#2522, as pasted)
+    text = ('  File "/opt/conda/lib/python3.11/site-packages/text_generation_server/layers/attention/flashinfer.py", '
+            "line 5, in <module>\n    import flashinfer\nModuleNotFoundError: No module named 'flashinfer'")
+    rec = recognise(text)
+    assert rec.engine == "tgi"
+    assert suspects.upgrade(text, rec) is not None and suspects.downgrade(text, rec) is not None
+
+
+def test_a_kernel_trap_in_ollamas_runner_is_a_llama_cpp_crash_in_its_own_code():
+    # the Linux kernel's log of an illegal instruction in ollama's runner (ollama/ollama#1372, as pasted)
+    text = ("[247685.858191] traps: ollama-runner[16373] trap invalid opcode ip:5012fc sp:7ffd01fd2090 error:0 in "
+            "ollama-runner[408000+163000]")
+    rec = recognise(text)
+    assert rec.engine == "llama.cpp" and suspects.crashed(text) and suspects.downgrade(text, rec) is not None
+
+
 def test_tensorrt_llms_own_assertion_report_is_its_own_code():
     # TLLM_CHECK's report (NVIDIA/TensorRT-LLM#1279, path cut off as pasted)
     text = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed: freeBlockIterator.has_value()"
