@@ -179,12 +179,12 @@ _CUDA_RUNTIME_ERROR = (r"(?:out of memory|an illegal (?:memory access|instructio
 def looks_like_a_log(text: str) -> bool:
     """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
     name (with or without its line), a CUDA error code or enum name, the CUDA runtime's own "CUDA error: "
-    prefix (what torch's and ggml's CUDA checks print before the runtime's error string), or a process's exit status
-    as a wrapper reports it ("exit status 0xc0000409")."""
+    prefix (what torch's and ggml's CUDA checks print before the runtime's error string), a process's exit status
+    as a wrapper reports it ("exit status 0xc0000409"), or a compiler driver's fatal error ("nvcc fatal : ...")."""
     return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|\bCUDA error: {_CUDA_RUNTIME_ERROR}"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+"
-                          r"|\bexit status (?:0x[0-9a-fA-F]{8}|\d+)\b", text))
+                          r"|\bexit status (?:0x[0-9a-fA-F]{8}|\d+)\b|\b(?:nvcc|hipcc|clang|gcc|g\+\+) fatal\s*:", text))
 
 
 # The CUDA_CHECK of ggml (llama.cpp) before 2024, and many hand-written CUDA checks, print the error code and the

@@ -274,7 +274,7 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         if fix.rule:
             value, arithmetic = _RULES[fix.rule](fix, groups, "", eng=eng, version=version, rec=rec)
             value = value or fix.to
-        if version and value and at_least(version, value):
+        if version and value and fix.package is None and at_least(version, value):
             return None  # already on a release with the fix
         return release_move(engine, "upgrade", value, fix.why, fix.source or sig.source, since=value,
                             arithmetic=arithmetic or (f"from {version} to {value} or later" if version and value else None),

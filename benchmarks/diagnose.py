@@ -50,6 +50,7 @@ import argparse
 import io
 import json
 import os
+import re
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -127,10 +128,12 @@ def error_cases(split: str) -> list[dict]:
 
 
 def _flag_name(flag: str | None) -> str:
-    """A flag or `ENV=value` as a comparable key ("--max-model-len", "max_model_len" -> "max_model_len")."""
+    """A flag, `ENV=value` or CMake `-DVAR=value` as a comparable key ("--max-model-len", "max_model_len" ->
+    "max_model_len"; "-DGGML_CUDA_GRAPHS=OFF" -> "ggml_cuda_graphs", the variable a thread writes bare)."""
     from advisor.profiles import flag_key
 
-    return flag_key((flag or "").split("=")[0]).lower()
+    name = (flag or "").split("=")[0]
+    return flag_key(re.sub(r"^-D(?=[A-Z])", "", name)).lower()
 
 
 def same_flag(written: str | None, expected: str, engine: str, aliases: bool) -> bool:

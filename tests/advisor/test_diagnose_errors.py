@@ -428,6 +428,11 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
         "_ZN2at4_ops15to_dtype_layout4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE",
         ("vllm", "downgrade", "downgrade")),
+    # building llama.cpp for an RTX 50xx with a CUDA toolkit older than 12.8 (ggml-org/llama.cpp#13271, as pasted)
+    "nvcc-unknown-gpu-architecture": (
+        "nvcc fatal : Unsupported gpu architecture 'compute_120'",
+        ("llama.cpp", "-DCMAKE_CUDA_ARCHITECTURES=<an architecture this nvcc knows, e.g. 89: its PTX runs on newer GPUs>",
+         "set")),
     # llama-server answering an image with a text-only model loaded (ngxson/smolvlm-realtime-webcam#6)
     "llamacpp-server-image-input-without-projector": (
         'using llama-server to run the model call appears "image input is not supported by this server"',
@@ -967,3 +972,10 @@ def test_a_torch_symbol_missing_from_engine_kernels_moves_torch_and_other_symbol
     # a symbol of another library (a Triton backend's) is no torch mismatch
     ids, _ = _actions(EXAMPLES["shared-library-undefined-symbol"][0])
     assert ids[:1] == ["shared-library-undefined-symbol"]
+
+
+@pytest.mark.django_db
+def test_a_compiler_drivers_fatal_error_is_a_pasted_log_answered_fix_first():
+    result = diagnose(EXAMPLES["nvcc-unknown-gpu-architecture"][0])
+    assert result["findings"][0]["kind"] == "known_failure"
+    assert any(a.get("target") == "cuda-toolkit" for a in result["findings"][0]["actions"])

@@ -59,3 +59,9 @@ def test_the_alias_scorer_still_tells_different_settings_and_engines_apart():
     assert not resolves({"engine": "vllm", "flag": "-ngl", "direction": "lower"},
                         {"flag": "--n-gpu-layers", "direction": "lower"}, "llama.cpp", aliases=True)
     assert same_flag("NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE", "vllm", aliases=False)
+
+
+def test_a_cmake_option_is_the_variable_a_thread_writes_bare():
+    assert same_flag("-DGGML_CUDA_GRAPHS=OFF", "GGML_CUDA_GRAPHS", "llama.cpp", aliases=False)
+    # a short flag whose letter is D followed by lower case is no CMake option
+    assert not same_flag("-Dfoo", "foo", "llama.cpp", aliases=False)
