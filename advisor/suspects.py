@@ -29,9 +29,10 @@ from advisor.error_text import LM_STUDIO_RUNTIME_DIED, OLLAMA_RUNNER_DIED, Recog
 from advisor.profiles import EngineProfile, Switch, profile, profiles
 
 MAX_SUSPECTS = 3
-# What a crash without a cause looks like: an assertion (GGML_ASSERT, a C assert, TensorRT-LLM's "Assertion
+# What a crash without a cause looks like: an assertion (GGML_ASSERT, llama.cpp's 2023 LLAMA_ASSERT, a C assert, TensorRT-LLM's "Assertion
 # failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
-# fault, bus error, abort, the Linux kernel's "trap invalid opcode" for an illegal instruction), a CUDA fault that names no API misuse (illegal memory access or instruction,
+# fault, bus error, abort, the Linux kernel's "trap invalid opcode" for an illegal instruction, a Go panic of
+# ollama's runner: "panic: ...", "goroutine 89 [running]:"), a CUDA fault that names no API misuse (illegal memory access or instruction,
 # misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes"), watchdog or vLLM's warning that a
 # worker stopped taking the scheduler's output ("No available shared memory broadcast block found in 60 second",
 # distributed/device_communicators/shm_broadcast.py at 00264800), TGI's frame for a shard that raised
@@ -45,9 +46,9 @@ MAX_SUSPECTS = 3
 # Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or an access
 # violation (NTSTATUS 0xC0000409, 0xC0000005).
 CRASH = re.compile(
-    r"GGML_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
+    r"GGML_ASSERT|LLAMA_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
-    r"|\btrap invalid opcode\b"
+    r"|\btrap invalid opcode\b|^panic: |\bgoroutine \d+ \[running\]"
     r"|unspecified launch failure|\bECC error|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b|\bfrozen\b|\bdeadlock|watch ?dog"
     r"|No available shared memory broadcast block"
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
@@ -70,9 +71,11 @@ _OWN_CODE = {
                     r"|trtllm-(?:build|serve|bench)\\?\"?,? line \d+",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it, as
-    # is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]")
+    # is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]") and a frame
+    # of ollama's own runner around ggml (github.com/ollama/ollama/runner/ollamarunner/runner.go:375)
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
-                 r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT|\bin ollama[-_]runner\["
+                 r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT|LLAMA_ASSERT|\bin ollama[-_]runner\["
+                 r"|github\.com/ollama/ollama/(?:runner|llama|ml)/[\w/.-]+\.go:\d+"
                  rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}",
 }
 # Python exceptions that are programming errors, not refusals of a setting (a ValueError or RuntimeError is how engines

@@ -433,6 +433,17 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "nvcc fatal : Unsupported gpu architecture 'compute_120'",
         ("llama.cpp", "-DCMAKE_CUDA_ARCHITECTURES=<an architecture this nvcc knows, e.g. 89: its PTX runs on newer GPUs>",
          "set")),
+    # Triton's TensorRT-LLM backend not finding the plugin library (triton-inference-server/tensorrtllm_backend#545)
+    "shared-library-not-found": (
+        "| tensorrt_llm | 1 | UNAVAILABLE: Not found: unable to load shared library: libnvinfer_plugin_tensorrt_llm.so.9: "
+        "cannot open shared object file: No such file or directory |",
+        ("tensorrt-llm", "LD_LIBRARY_PATH=<the directory that holds the library>:$LD_LIBRARY_PATH", "set")),
+    # TGI 0.9 asked to serve Falcon (huggingface/text-generation-inference#599, as pasted)
+    "tgi-unsupported-model-type": (
+        "ERROR text_generation_launcher: Shard 0 failed to start\nTraceback (most recent call last):\n  File "
+        "\"/opt/conda/bin/text-generation-server\", line 8, in <module>\n    sys.exit(app())\n  File \"/opt/conda/lib/"
+        "python3.9/site-packages/text_generation_server/cli.py\", line 78, in serve\nValueError: Unsupported model type falcon",
+        ("tgi", "upgrade", "upgrade")),
     # llama-server answering an image with a text-only model loaded (ngxson/smolvlm-realtime-webcam#6)
     "llamacpp-server-image-input-without-projector": (
         'using llama-server to run the model call appears "image input is not supported by this server"',
@@ -948,6 +959,10 @@ def test_the_amd_override_is_the_supported_target_of_the_gpus_own_family_with_it
      "    from outlines.fsm.json_schema import build_regex_from_object\n"
      "ImportError: cannot import name 'build_regex_from_object' from 'outlines.fsm.json_schema'",
      "library-lacks-name-the-engine-imports", ("sglang", "upgrade", "upgrade")),
+    # vLLM's registry failing to import a model file whose transformers import fails (vllm-project/vllm#12932)
+    ("ValueError: Model architectures ['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please check the "
+     "logs for more details. vllm/model_executor/models/registry.py", "library-lacks-name-the-engine-imports",
+     ("vllm", "upgrade", "upgrade")),
     # ggml's no_device_code report for a build without the GPU's architecture (ggml-org/llama.cpp#5686)
     ("ggml-cuda.cu:3211: ERROR: CUDA kernel vec_dot_q5_K_q8_1_impl_vmmq has no device code compatible with CUDA arch "
      "520. ggml-cuda.cu was compiled for: 520", "no-kernel-image-for-gpu", ("llama.cpp", "upgrade", "upgrade")),

@@ -301,6 +301,12 @@ def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
     # LM Studio's runtime aborting while loading (lmstudio-bug-tracker issue 394) and crashing while serving (1050)
     "LM Studio 0.3.9\n(Exit code: 134). Please check settings and try loading the model again.",
     'LM Studio API error 400: {"error":"The model has crashed without additional information. (Exit code: null)"}',
+    # llama.cpp's 2023 assertion macro (ggml-org/llama.cpp#903, as pasted)
+    "llama_model_load_internal: n_layer = 40\nLLAMA_ASSERT: D:\\a\\llama.cpp\\llama.cpp\\llama.cpp:830: false",
+    # a Go panic in ollama's own runner (ollama/ollama#12113, as pasted)
+    "panic: failed to sample token: sample: logits sum to NaN, check model output\n\ngoroutine 89 [running]:\n"
+    "github.com/ollama/ollama/runner/ollamarunner.(*Server).run(0xc0002d30e0)\n"
+    "        github.com/ollama/ollama/runner/ollamarunner/runner.go:375 +0x6a",
     # ggml's assertion names no file (llama.cpp issue 13461)
     "GGML_ASSERT(cur_p->size > 0) failed, or gibberish on DeepSeek V3 0324 (Q2_K_XL), CUDA + CPU",
     # ggml-cuda.cu at the tree's top, before the 2024 move into ggml/src (llama.cpp issue 8117)
