@@ -39,9 +39,11 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
                 # the wrapper bundles its own build of the engine: the release to move is the wrapper's
                 wrapper = next((w for w in eng.wrappers if re.search(w.requires, text, re.IGNORECASE)), None)
                 if wrapper is not None:
+                    # the reason speaks of the wrapper's releases too ("try a newer ollama release")
+                    why = action["why"].replace(f"{eng.name} release", f"{wrapper.name} release")
                     actions[-1] = {**action, "target": wrapper.name,
                                    "why": f"{wrapper.name} ships its own build of {eng.name}, so its release is the one "
-                                          f"to move. {action['why']}"}
+                                          f"to move. {why}"}
                 continue
             # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
             if eng is None or "why" not in action or not action["flag"].startswith("-"):
