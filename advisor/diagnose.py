@@ -369,6 +369,8 @@ def diagnose(text: str) -> dict[str, Any]:
         message = ("This does not match any serving symptom or technique InfraWiki knows. Describe what you "
                    "observe while serving (e.g. latency, memory or throughput) or paste the error message, "
                    f"and add {', '.join(missing)}; the techniques InfraWiki knows are listed at /techniques/.")
-    recognised = {**rec.as_dict(), "failures": [m.signature.id for m in matches]}
+    wrapper = wrappers.running(rec.engine, query)
+    recognised = {**rec.as_dict(), "failures": [m.signature.id for m in matches],
+                  "wrapper": wrapper.name if wrapper else None}
     return {"query": query, "findings": findings, "answered": bool(findings), "message": message,
             "recognised": recognised, "missing": missing}

@@ -27,6 +27,12 @@ def _twin(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: str
             "source": wrapper.source, "applies_to": wrapper.name}
 
 
+def running(engine: str | None, text: str) -> Wrapper | None:
+    """The wrapper whose text this is (its `requires` pattern) among those of the engine, or None."""
+    eng = profiles().get(engine or "")
+    return next((w for w in eng.wrappers if re.search(w.requires, text, re.IGNORECASE)), None) if eng else None
+
+
 def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
     """The findings with each action on a flag a wrapper of the text sets followed by the wrapper's spelling."""
     out = []
@@ -37,7 +43,7 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             eng = profiles().get(action.get("engine") or "")
             if eng is not None and action.get("direction") in ("upgrade", "downgrade") and "target" not in action:
                 # the wrapper bundles its own build of the engine: the release to move is the wrapper's
-                wrapper = next((w for w in eng.wrappers if re.search(w.requires, text, re.IGNORECASE)), None)
+                wrapper = running(eng.id, text)
                 if wrapper is not None:
                     # the reason speaks of the wrapper's releases too ("try a newer ollama release")
                     why = action["why"].replace(f"{eng.name} release", f"{wrapper.name} release")
@@ -48,12 +54,10 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
             if eng is None or "why" not in action or not action["flag"].startswith("-"):
                 continue
-            for wrapper in eng.wrappers:
-                if not re.search(wrapper.requires, text, re.IGNORECASE):
-                    continue
-                for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)):
-                    twin = _twin(action, eng, wrapper, key)
-                    if all(a["flag"] != twin["flag"] for a in finding["actions"] + actions):
-                        actions.append(twin)
+            wrapper = running(eng.id, text)
+            for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)) if wrapper else []:
+                twin = _twin(action, eng, wrapper, key)
+                if all(a["flag"] != twin["flag"] for a in finding["actions"] + actions):
+                    actions.append(twin)
         out.append({**finding, "actions": actions})
     return out

@@ -270,6 +270,8 @@ def test_ollamas_runner_that_exited_is_a_llama_cpp_crash_answered_with_ollamas_r
     assert [(a["direction"], a.get("target")) for a in suspect["actions"][-2:]] == [("upgrade", "ollama"),
                                                                                     ("downgrade", "ollama")]
     assert "newer ollama release" in suspect["actions"][-2]["why"]
+    assert diagnose(text)["recognised"]["wrapper"] == "ollama"
+    assert diagnose("llama-server -m m.gguf\nGGML_ASSERT(n > 0) failed")["recognised"]["wrapper"] is None
 
 
 def test_a_crash_in_the_engines_own_code_also_offers_the_release_before_the_one_the_text_runs():
