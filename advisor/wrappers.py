@@ -55,7 +55,9 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             if eng is None or "why" not in action or not action["flag"].startswith("-"):
                 continue
             wrapper = running(eng.id, text)
-            for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)) if wrapper else []:
+            if wrapper is None:
+                continue
+            for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)):
                 twin = _twin(action, eng, wrapper, key)
                 if all(a["flag"] != twin["flag"] for a in finding["actions"] + actions):
                     actions.append(twin)
