@@ -72,10 +72,12 @@ _OWN_CODE = {
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it, as
     # is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]") and a frame
-    # of ollama's own runner around ggml (github.com/ollama/ollama/runner/ollamarunner/runner.go:375)
+    # of ollama's own runner around ggml (github.com/ollama/ollama/runner/ollamarunner/runner.go:375), and a frame of
+    # llama-cpp-python's binding (llama_cpp/llama.py)
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
                  r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT|LLAMA_ASSERT|\bin ollama[-_]runner\["
                  r"|github\.com/ollama/ollama/(?:runner|llama|ml)/[\w/.-]+\.go:\d+"
+                 r"|llama_cpp[/\\][\w/\\.-]+\.py\"?,? line \d+"
                  rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}",
 }
 # Python exceptions that are programming errors, not refusals of a setting (a ValueError or RuntimeError is how engines

@@ -444,6 +444,14 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "\"/opt/conda/bin/text-generation-server\", line 8, in <module>\n    sys.exit(app())\n  File \"/opt/conda/lib/"
         "python3.9/site-packages/text_generation_server/cli.py\", line 78, in serve\nValueError: Unsupported model type falcon",
         ("tgi", "upgrade", "upgrade")),
+    # llama-cpp-python 0.1.67's loader given a ggjt v3 file (abetlen/llama-cpp-python#446, as pasted)
+    "llamacpp-model-file-newer-than-loader": (
+        "error loading model: unknown (magic, version) combination: 67676a74, 00000003; is this really a GGML file?",
+        ("llama.cpp", "upgrade", "upgrade")),
+    # a GGUF-era loader given a GGML .bin (h2oai/h2ogpt#780, as pasted)
+    "llamacpp-model-file-not-gguf": (
+        "gguf_init_from_file: invalid magic number 67676a74\nerror loading model: llama_model_loader: failed to load "
+        "model from llama-2-7b-chat.ggmlv3.q4_0.bin", ("llama.cpp", "downgrade", "downgrade")),
     # llama-server answering an image with a text-only model loaded (ngxson/smolvlm-realtime-webcam#6)
     "llamacpp-server-image-input-without-projector": (
         'using llama-server to run the model call appears "image input is not supported by this server"',

@@ -367,6 +367,22 @@ def test_a_kernel_trap_in_ollamas_runner_is_a_llama_cpp_crash_in_its_own_code():
     assert rec.engine == "llama.cpp" and suspects.crashed(text) and suspects.downgrade(text, rec) is not None
 
 
+@pytest.mark.django_db
+def test_llama_cpp_pythons_frames_name_it_as_the_wrapper_to_move_and_its_settings():
+    # llama-cpp-python failing to load a model (liltom-eth/llama2-webui#67, as pasted)
+    text = ('Traceback (most recent call last):\n  File "C:\\Python311\\Lib\\site-packages\\llama_cpp\\llama.py", '
+            "line 323, in __init__\n    assert self.model is not None\nAssertionError")
+    result = diagnose(text)
+    assert result["recognised"]["engine"] == "llama.cpp" and result["recognised"]["wrapper"] == "llama-cpp-python"
+    moves = [(a["direction"], a.get("target")) for f in result["findings"] for a in f["actions"]
+             if a["direction"] in ("upgrade", "downgrade")]
+    assert ("upgrade", "llama-cpp-python") in moves and ("downgrade", "llama-cpp-python") in moves
+    # a context-window fix in its text gets the server's variable (docs/server.md: every option is also a variable)
+    full = diagnose("llama_cpp/llama.py ValueError: Requested tokens (3000) exceed context window of 2048")
+    flags = [a["flag"] for f in full["findings"] for a in f["actions"]]
+    assert any(f.startswith("N_CTX") for f in flags), flags
+
+
 def test_tensorrt_llms_own_assertion_report_is_its_own_code():
     # TLLM_CHECK's report (NVIDIA/TensorRT-LLM#1279, path cut off as pasted)
     text = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed: freeBlockIterator.has_value()"
