@@ -295,6 +295,8 @@ def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
 
 
 @pytest.mark.parametrize("text", [
+    # ollama running llama-server itself (llm/llama_server.go at fb30760)
+    "Error: 500 Internal Server Error: llama-server process has terminated: exit status 2",
     # ollama 0.15 (ollama issue 14087, as pasted)
     "Error: 500 Internal Server Error: model runner has unexpectedly stopped, this may be due to resource limitations "
     "or an internal error, check ollama server logs for details",
