@@ -677,7 +677,8 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     assert {c["split"] for c in cases} == set(ERROR_SPLITS)
     assert set(ERROR_SPLITS) >= {"dev", "validation", "blind", "blind2", "blind3", "blind4", "blind9", "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
                                  "blind16", "blind17", "blind18",
-                                 "blind19"}
+                                 "blind19", "blind20", "blind21", "blind22", "blind23", "blind24", "blind25",
+                                 "blind26", "blind27"}
     assert sum(c["split"] == "blind" for c in cases) >= 20
     assert sum(c["split"] == "blind2" for c in cases) >= 18
     assert sum(c["split"] == "blind3" for c in cases) >= 25
@@ -688,6 +689,8 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     assert sum(c["split"] == "blind17" for c in cases) >= 30
     assert sum(c["split"] == "blind18" for c in cases) >= 19
     assert sum(c["split"] == "blind19" for c in cases) >= 12
+    # the eight sets of the afternoon of 2026-12-04, 90 threads
+    assert sum(c["split"] in {f"blind{n}" for n in range(20, 28)} for c in cases) == 90
     assert all(c["fixes"] and c["resolution"] and c["error"] for c in cases)
 
 
