@@ -3,8 +3,8 @@ ollama starts, only OLLAMA_CONTEXT_LENGTH.
 
 Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama for llama.cpp) starts the
 engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each
-action on a flag the wrapper sets gets a twin spelt as the wrapper's variable, right after it, with the value in the
-wrapper's spelling (`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come
+action on a flag the wrapper sets gets twins spelt as the wrapper's variable and its per-model option (ollama's
+`num_gpu` for `-ngl`), right after it, with the value in the wrapper's spelling (`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come
 from a plain engine run, and the wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names
 the wrapper as the package to move (`target`): it ships its own build of the engine.
 """
@@ -16,15 +16,23 @@ from typing import Any
 from advisor.profiles import EngineProfile, Wrapper, profiles
 
 
-def _twin(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: str) -> dict[str, Any]:
+def _twins(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: str) -> list[dict[str, Any]]:
+    """The action spelt as the wrapper's variable, then as its per-model option, whichever it has."""
     setting = wrapper.settings[key]
     value = action.get("value")
     value = setting.values.get(str(value), value) if value is not None else None
-    flag = f"{setting.env}={value}" if value is not None else setting.env
-    return {**action, "flag": flag, "since": None, "value": value, "aliases": [],
-            "why": f"{wrapper.name} starts {eng.name} with {action['flag']} from its own variable {setting.env}: set "
-                   f"it there. {action['why']}",
-            "source": wrapper.source, "applies_to": wrapper.name}
+    common = {**action, "since": None, "value": value, "aliases": [], "applies_to": wrapper.name}
+    twins = []
+    if setting.env is not None:
+        twins.append({**common, "flag": f"{setting.env}={value}" if value is not None else setting.env,
+                      "why": f"{wrapper.name} starts {eng.name} with {action['flag']} from its own variable "
+                             f"{setting.env}: set it there. {action['why']}", "source": wrapper.source})
+    if setting.option is not None:
+        twins.append({**common, "flag": setting.option,
+                      "why": f"{wrapper.name} starts {eng.name} with {action['flag']} from the model's option "
+                             f"{setting.option} (a Modelfile PARAMETER, or the request's options): set it there. "
+                             f"{action['why']}", "source": setting.source or wrapper.source})
+    return twins
 
 
 def running(engine: str | None, text: str) -> Wrapper | None:
@@ -58,8 +66,8 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             if wrapper is None:
                 continue
             for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)):
-                twin = _twin(action, eng, wrapper, key)
-                if all(a["flag"] != twin["flag"] for a in finding["actions"] + actions):
-                    actions.append(twin)
+                for twin in _twins(action, eng, wrapper, key):
+                    if all(a["flag"] != twin["flag"] for a in finding["actions"] + actions):
+                        actions.append(twin)
         out.append({**finding, "actions": actions})
     return out

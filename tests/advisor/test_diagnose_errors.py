@@ -452,6 +452,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-model-file-not-gguf": (
         "gguf_init_from_file: invalid magic number 67676a74\nerror loading model: llama_model_loader: failed to load "
         "model from llama-2-7b-chat.ggmlv3.q4_0.bin", ("llama.cpp", "downgrade", "downgrade")),
+    # ollama 0.1.x's guess when its runner crashed (ollama/ollama#1566, as pasted)
+    "ollama-runner-exited-out-of-memory": (
+        "Error: llama runner exited, you may not have enough available memory to run this model",
+        ("llama.cpp", "-ngl", "lower")),
     # llama-server answering an image with a text-only model loaded (ngxson/smolvlm-realtime-webcam#6)
     "llamacpp-server-image-input-without-projector": (
         'using llama-server to run the model call appears "image input is not supported by this server"',

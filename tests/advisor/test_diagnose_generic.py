@@ -385,6 +385,25 @@ def test_llama_cpp_pythons_frames_name_it_as_the_wrapper_to_move_and_its_setting
     assert any(f.startswith("N_CTX") for f in flags), flags
 
 
+def test_a_wrapper_setting_spelt_nowhere_is_a_load_error(tmp_path: Path):
+    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+    data["wrappers"][0]["settings"]["n_gpu_layers"] = {"values": {}}
+    path = tmp_path / "llama.cpp.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ProfileError, match="names an environment variable, an option, or both"):
+        load_profile(path)
+
+
+@pytest.mark.django_db
+def test_ollamas_memory_guess_lowers_the_offload_as_ollamas_num_gpu_option():
+    # ollama 0.1.x when its runner's output ended early (ollama/ollama#1566, as pasted)
+    result = diagnose("Error: llama runner exited, you may not have enough available memory to run this model")
+    actions = [(a["flag"], a["direction"], a.get("applies_to")) for a in result["findings"][0]["actions"]]
+    assert actions[:2] == [("-ngl", "lower", None), ("num_gpu", "lower", "ollama")]
+    # the context has both of ollama's spellings: its variable and the model's option
+    assert ("num_ctx", "lower", "ollama") in actions and any(f.startswith("OLLAMA_CONTEXT_LENGTH") for f, _, _ in actions)
+
+
 def test_tensorrt_llms_own_assertion_report_is_its_own_code():
     # TLLM_CHECK's report (NVIDIA/TensorRT-LLM#1279, path cut off as pasted)
     text = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed: freeBlockIterator.has_value()"
