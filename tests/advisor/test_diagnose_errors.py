@@ -444,10 +444,6 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
         "\"/opt/conda/bin/text-generation-server\", line 8, in <module>\n    sys.exit(app())\n  File \"/opt/conda/lib/"
         "python3.9/site-packages/text_generation_server/cli.py\", line 78, in serve\nValueError: Unsupported model type falcon",
         ("tgi", "upgrade", "upgrade")),
-    # llama-cpp-python 0.1.67's loader given a ggjt v3 file (abetlen/llama-cpp-python#446, as pasted)
-    "llamacpp-model-file-newer-than-loader": (
-        "error loading model: unknown (magic, version) combination: 67676a74, 00000003; is this really a GGML file?",
-        ("llama.cpp", "upgrade", "upgrade")),
     # a GGUF-era loader given a GGML .bin (h2oai/h2ogpt#780, as pasted)
     "llamacpp-model-file-not-gguf": (
         "gguf_init_from_file: invalid magic number 67676a74\nerror loading model: llama_model_loader: failed to load "
@@ -978,6 +974,9 @@ def test_the_amd_override_is_the_supported_target_of_the_gpus_own_family_with_it
     ("ValueError: Model architectures ['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please check the "
      "logs for more details. vllm/model_executor/models/registry.py", "library-lacks-name-the-engine-imports",
      ("vllm", "upgrade", "upgrade")),
+    # llama-cpp-python 0.1.67's GGML-era loader given a ggjt v3 file (abetlen/llama-cpp-python#446, as pasted)
+    ("error loading model: unknown (magic, version) combination: 67676a74, 00000003; is this really a GGML file?",
+     "llamacpp-model-file-newer-than-build", ("llama.cpp", "upgrade", "upgrade")),
     # ggml's no_device_code report for a build without the GPU's architecture (ggml-org/llama.cpp#5686)
     ("ggml-cuda.cu:3211: ERROR: CUDA kernel vec_dot_q5_K_q8_1_impl_vmmq has no device code compatible with CUDA arch "
      "520. ggml-cuda.cu was compiled for: 520", "no-kernel-image-for-gpu", ("llama.cpp", "upgrade", "upgrade")),
