@@ -448,6 +448,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-model-file-not-gguf": (
         "gguf_init_from_file: invalid magic number 67676a74\nerror loading model: llama_model_loader: failed to load "
         "model from llama-2-7b-chat.ggmlv3.q4_0.bin", ("llama.cpp", "downgrade", "downgrade")),
+    # ollama 0.3's check of the part beyond VRAM against free RAM and swap (llm/server.go at v0.3.6)
+    "ollama-model-larger-than-system-memory": (
+        "Error: model requires more system memory (16.3 GiB) than is available (12.1 GiB)",
+        ("llama.cpp", "--ctx-size", "lower")),
     # ollama 0.1.x's guess when its runner crashed (ollama/ollama#1566, as pasted)
     "ollama-runner-exited-out-of-memory": (
         "Error: llama runner exited, you may not have enough available memory to run this model",
@@ -1008,3 +1012,11 @@ def test_a_compiler_drivers_fatal_error_is_a_pasted_log_answered_fix_first():
     result = diagnose(EXAMPLES["nvcc-unknown-gpu-architecture"][0])
     assert result["findings"][0]["kind"] == "known_failure"
     assert any(a.get("target") == "cuda-toolkit" for a in result["findings"][0]["actions"])
+
+
+@pytest.mark.django_db
+def test_ollamas_own_memory_check_is_answered_in_ollamas_spellings():
+    result = diagnose(EXAMPLES["ollama-model-larger-than-system-memory"][0])
+    assert result["recognised"]["wrapper"] == "ollama"
+    flags = [a["flag"] for a in result["findings"][0]["actions"]]
+    assert flags[:2] == ["--ctx-size", "OLLAMA_CONTEXT_LENGTH"] and "num_ctx" in flags and "OLLAMA_NUM_PARALLEL" in flags
