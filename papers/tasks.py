@@ -155,7 +155,12 @@ def parse_pdf_task(paper_id: int) -> dict:
     acks_late=True,
 )
 def extract_paper_task(self, paper_id: int) -> dict:
-    """Extract facts of one parsed paper; LLM unreachable -> retried with backoff (paper shows `waiting`)."""
+    """Extract facts of one parsed paper; LLM unreachable -> retried with backoff (paper shows `waiting`). A paper
+    removed while its extraction waited (a row merged away by papers.services.identity) is skipped, as the download
+    and parse tasks skip one."""
+    if not Paper.objects.filter(pk=paper_id).exists():
+        log.warning("extract_paper_task: paper %s no longer exists", paper_id)
+        return {"paper_id": paper_id, "skipped": "missing"}
     try:
         run = extract_paper(paper_id)
     except ExtractionFailed as exc:

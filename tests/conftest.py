@@ -148,6 +148,20 @@ def celery_worker_queues() -> str:
     return "crawl,parse,extract,digest"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_task_reaches_the_development_broker() -> Iterator[None]:
+    """Tests publish to kombu's in-memory transport unless a fixture points the app at a real broker (Redis, a test
+    database). Without it a task queued by a test would wait in the embedded PostgreSQL broker of the developer's own
+    `make run` and run there later against a paper that exists only in the test database (seen after a CI run: seven
+    extractions failing with Paper.DoesNotExist)."""
+    from infrawiki.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.result_backend)
+    switch_broker(app, "memory://", {}, None)
+    yield
+    switch_broker(app, *saved)
+
+
 @pytest.fixture
 def celery_redis_worker(redis_url: str, transactional_db, settings, celery_worker_queues: str) -> Iterator[dict]:
     """A real `celery worker` process on the real Redis, using this test's database.

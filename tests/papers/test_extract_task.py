@@ -99,3 +99,13 @@ def test_an_unreachable_llm_server_leaves_the_paper_waiting_and_the_task_retryin
     assert ExtractionRun.objects.filter(paper=paper, status="waiting").exists()
     assert "Retry in" in celery_redis_worker["log"].read_text()
     assert not Fact.objects.filter(paper=paper).exists()
+
+
+@pytest.mark.django_db
+def test_an_extraction_queued_for_a_paper_that_was_merged_away_is_skipped_not_raised():
+    from papers.tasks import extract_paper_task
+
+    paper = _paper(Path("/nonexistent.pdf"))
+    gone = paper.pk
+    paper.delete()
+    assert extract_paper_task.apply(args=[gone]).get() == {"paper_id": gone, "skipped": "missing"}
