@@ -279,7 +279,7 @@ def _suspect_finding(text: str, rec: Recognised, findings: list[dict[str, Any]])
     actions = library_env.actions(text, rec) + [a for a in (suspects.action(s, rec) for s in found) if a is not None]
     # last: an engine bug is what is left when no feature is the cause, fixed in a later release or brought in by a
     # recent one
-    actions += [m for m in (suspects.upgrade(text, rec), suspects.downgrade(text, rec)) if m is not None]
+    actions += suspects.release_moves(text, rec)
     return _fix_finding("suspect", "Settings and features to rule out, one at a time",
                         "The error says where it stopped, not why. Undo these settings or turn these features off one "
                         "at a time, the most implicated first; the one whose absence stops the failure is the cause.",

@@ -269,11 +269,14 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
     """One fix as an action `{engine, flag, since, direction, value, arithmetic, why, source}`; None when
     its rule finds the fix does not apply (no usable dtype on this GPU, say)."""
     eng = profile(engine)
+
+    def ruled(flag: str) -> tuple[str | None, str | None]:
+        """The number the fix's rule works out from the text, with its arithmetic; (None, None) without a rule."""
+        return _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec) if fix.rule else (None, None)
+
     if fix.direction == "upgrade":
-        value, arithmetic = (fix.to, None)
-        if fix.rule:
-            value, arithmetic = _RULES[fix.rule](fix, groups, "", eng=eng, version=version, rec=rec)
-            value = value or fix.to
+        computed, arithmetic = ruled("")
+        value = computed or fix.to
         if version and value and fix.package is None and at_least(version, value):
             return None  # already on a release with the fix
         return release_move(engine, "upgrade", value, fix.why, fix.source or sig.source, since=value,
@@ -282,10 +285,8 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
     if fix.direction == "downgrade":  # back to a release without the failure (the one that built an engine, say)
         return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source, target=fix.package)
     if fix.env is not None:
-        value, arithmetic = fix.value, None
-        if fix.rule:
-            computed, arithmetic = _RULES[fix.rule](fix, groups, fix.env, eng=eng, version=version, rec=rec)
-            value = computed or value
+        computed, arithmetic = ruled(fix.env)
+        value = computed or fix.value
         flag = fix.env if value is None else f"{fix.env}={value}"
         return {"engine": engine, "flag": flag, "since": None, "direction": fix.direction,
                 "value": value, "arithmetic": arithmetic, "why": fix.why, "source": fix.source or sig.source}
@@ -302,13 +303,11 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
     if spelling is None:
         return None
     flag, since = eng.spelt_as(fix.knob, rec.options) or spelling[0], spelling[1]
-    value, arithmetic = fix.value, None
-    if fix.rule:
-        computed, arithmetic = _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec)
-        if computed is None and fix.rule in ("dtype_for_gpu", "quantization_for_gpu", "kv_dtype_for_gpu") and (
-                rec.compute_capability or fix.rule == "kv_dtype_for_gpu"):
-            return None  # the profile says no such option exists on this GPU/release
-        value = computed or value
+    computed, arithmetic = ruled(flag)
+    if computed is None and fix.rule in ("dtype_for_gpu", "quantization_for_gpu", "kv_dtype_for_gpu") and (
+            rec.compute_capability or fix.rule == "kv_dtype_for_gpu"):
+        return None  # the profile says no such option exists on this GPU/release
+    value = computed or fix.value
     return {"engine": engine, "flag": flag, "since": since, "direction": fix.direction, "value": value,
             "arithmetic": arithmetic, "why": fix.why, "source": fix.source or sig.source,
             "aliases": eng.other_spellings(fix.knob, flag)}

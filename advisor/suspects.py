@@ -29,11 +29,11 @@ from advisor.error_text import LM_STUDIO_RUNTIME_DIED, OLLAMA_RUNNER_DIED, Recog
 from advisor.profiles import EngineProfile, Switch, profile, profiles
 
 MAX_SUSPECTS = 3
-# What a crash without a cause looks like: an assertion (GGML_ASSERT, llama.cpp's 2023 LLAMA_ASSERT, a C assert, TensorRT-LLM's "Assertion
-# failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a signal (segmentation
-# fault, bus error, abort, the Linux kernel's "trap invalid opcode" for an illegal instruction, a Go panic of
-# ollama's runner: "panic: ...", "goroutine 89 [running]:"), a CUDA fault that names no API misuse (illegal memory access or instruction,
-# misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes"), watchdog or vLLM's warning that a
+# What a crash without a cause looks like: an assertion (GGML_ASSERT, llama.cpp's 2023 LLAMA_ASSERT, a C assert,
+# TensorRT-LLM's "Assertion failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a
+# signal (segmentation fault, bus error, abort, the Linux kernel's "trap invalid opcode" for an illegal instruction, a
+# Go panic of ollama's runner: "panic: ...", "goroutine 89 [running]:"), a CUDA fault that names no API misuse (illegal
+# memory access or instruction, misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes"), watchdog or vLLM's warning that a
 # worker stopped taking the scheduler's output ("No available shared memory broadcast block found in 60 second",
 # distributed/device_communicators/shm_broadcast.py at 00264800), TGI's frame for a shard that raised
 # ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort; its CUDA_CHECK
@@ -235,32 +235,24 @@ def _own_code_stop(text: str, rec: Recognised) -> re.Match[str] | None:
     return next((m for m in found if re.search(r"\d", m.group(0))), found[0]) if found else None
 
 
-def upgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
-    """An upgrade of the recognised engine for a stop inside its own code (`_own_code_stop`): an engine bug, which a
-    later release may have fixed. Offered after the features to rule out; InfraWiki holds no release note naming the
-    crash, so the action names no release. None for a crash outside the engine's code."""
+def release_moves(text: str, rec: Recognised) -> list[dict[str, Any]]:
+    """For a stop inside the recognised engine's own code (`_own_code_stop`), an engine bug: an upgrade, since a later
+    release may have fixed it, then a downgrade, since a bug a recent release brought in is gone in the release before
+    it. Of the 55 own-code stops among the real threads of tests/data/diagnose_errors.jsonl, 25 were resolved by an
+    upgrade and 9 by going back a release, so the text need not say that an update broke it (advisor.regressions
+    answers the texts that do, naming the release that worked). Offered after the features to rule out; InfraWiki
+    holds no release note naming the crash, so neither names a release. [] for a crash outside the engine's code."""
     where = _own_code_stop(text, rec)
     if where is None or rec.engine is None:
-        return None
-    eng = profile(rec.engine)
-    return remedies.release_move(
-        rec.engine, "upgrade", None,
-        f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature above is "
-        f"the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release note naming this "
-        "crash, so no release is named).", eng.docs)
-
-
-def downgrade(text: str, rec: Recognised) -> dict[str, Any] | None:
-    """The other half of the same bug, offered after the upgrade: a bug a recent release brought in is gone in the
-    release before it. Of the 55 own-code stops among the real threads of tests/data/diagnose_errors.jsonl, 25 were
-    resolved by an upgrade and 9 by going back a release, so the text need not say that an update broke it
-    (advisor.regressions answers the texts that do, naming the release that worked). None where `upgrade` is."""
-    where = _own_code_stop(text, rec)
-    if where is None or rec.engine is None:
-        return None
+        return []
     eng = profile(rec.engine)
     before = f" the release before {rec.version}" if rec.version else " the release you ran before"
-    return remedies.release_move(
-        rec.engine, "downgrade", None,
-        f"If the crash began after an update, go back to{before}: a bug the newer {eng.name} release brought in is "
-        "not in it. Report it with both versions.", eng.docs)
+    return [remedies.release_move(
+                rec.engine, "upgrade", None,
+                f"The crash stops inside {eng.name}'s own code ({where.group(0)}) and states no cause. If no feature "
+                f"above is the cause it is an engine bug: try a newer {eng.name} release (InfraWiki has no release note "
+                "naming this crash, so no release is named).", eng.docs),
+            remedies.release_move(
+                rec.engine, "downgrade", None,
+                f"If the crash began after an update, go back to{before}: a bug the newer {eng.name} release brought in "
+                "is not in it. Report it with both versions.", eng.docs)]

@@ -4,13 +4,15 @@ ollama starts, only OLLAMA_CONTEXT_LENGTH.
 Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama for llama.cpp) starts the
 engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each
 action on a flag the wrapper sets gets twins spelt as the wrapper's variable and its per-model option (ollama's
-`num_gpu` for `-ngl`), right after it, with the value in the wrapper's spelling (`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come
-from a plain engine run, and the wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names
-the wrapper as the package to move (`target`): it ships its own build of the engine.
+`num_gpu` for `-ngl`), right after it, with the value in the wrapper's spelling (`-fa off` is
+OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come from a plain engine run, and the
+wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names the wrapper as the package to
+move (`target`): it ships its own build of the engine.
 """
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from advisor.profiles import EngineProfile, Wrapper, profiles
@@ -43,6 +45,7 @@ def running(engine: str | None, text: str) -> Wrapper | None:
 
 def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
     """The findings with each action on a flag a wrapper of the text sets followed by the wrapper's spelling."""
+    wrapper_of = cache(lambda engine: running(engine, text))  # read once per engine, not once per action
     out = []
     for finding in findings:
         actions: list[dict[str, Any]] = []
@@ -51,7 +54,7 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             eng = profiles().get(action.get("engine") or "")
             if eng is not None and action.get("direction") in ("upgrade", "downgrade") and "target" not in action:
                 # the wrapper bundles its own build of the engine: the release to move is the wrapper's
-                wrapper = running(eng.id, text)
+                wrapper = wrapper_of(eng.id)
                 if wrapper is not None:
                     # the reason speaks of the wrapper's releases too ("try a newer ollama release")
                     why = action["why"].replace(f"{eng.name} release", f"{wrapper.name} release")
@@ -62,7 +65,7 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
             if eng is None or "why" not in action or not action["flag"].startswith("-"):
                 continue
-            wrapper = running(eng.id, text)
+            wrapper = wrapper_of(eng.id)
             if wrapper is None:
                 continue
             for key in sorted(eng.keys_named(action["flag"]) & set(wrapper.settings)):

@@ -156,14 +156,14 @@ def test_nccl_variables_the_text_sets_are_unset_when_nccl_fails_but_not_its_debu
 def test_a_crash_inside_the_engines_own_code_offers_an_upgrade_after_the_features():
     text = ("[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: "
             "mNumHeads % mTpSize == 0 (/src/tensorrt_llm/cpp/tensorrt_llm/kernels/someKernel.cu:88)")
-    action = suspects.upgrade(text, recognise(text))
-    assert action is not None and (action["engine"], action["direction"], action["value"]) == (
+    action = suspects.release_moves(text, recognise(text))[0]
+    assert (action["engine"], action["direction"], action["value"]) == (
         "tensorrt-llm", "upgrade", None)
     assert "someKernel.cu:88" in action["why"]
     # a crash that shows no engine source, and an engine traceback that reports no crash, get no upgrade
-    assert suspects.upgrade("vllm serve model\nSegmentation fault (core dumped)", recognise("vllm serve")) is None
+    assert suspects.release_moves("vllm serve model\nSegmentation fault (core dumped)", recognise("vllm serve")) == []
     frame = 'File "/usr/lib/python3/site-packages/vllm/config.py", line 120, in __init__\nValueError: bad dtype'
-    assert suspects.upgrade(frame, recognise(frame)) is None
+    assert suspects.release_moves(frame, recognise(frame)) == []
 
 
 def _suspected(text: str) -> set[str]:

@@ -217,8 +217,8 @@ def test_an_sglang_worker_that_died_in_graph_capture_is_a_crash_that_suspects_gr
             "cuda_graph_runner.py\", line 147, in __init__\n    self.capture()")
     assert suspects.crashed(text)
     assert _suspected(text)[0][:2] == ("sglang", "--disable-cuda-graph")
-    upgrade = suspects.upgrade(text, recognise(text))
-    assert upgrade is not None and upgrade["direction"] == "upgrade"
+    moves = suspects.release_moves(text, recognise(text))
+    assert [m["direction"] for m in moves] == ["upgrade", "downgrade"]
 
 
 def test_an_sglang_crash_that_names_its_attention_kernels_suspects_the_attention_backend_first():
@@ -262,8 +262,8 @@ def test_ollamas_runner_that_exited_is_a_llama_cpp_crash_answered_with_ollamas_r
     text = "Error: llama runner process has terminated: exit status 0xc0000409"
     rec = recognise(text)
     assert rec.engine == "llama.cpp" and suspects.crashed(text)
-    upgrade = suspects.upgrade(text, rec)
-    assert upgrade is not None and upgrade["direction"] == "upgrade"
+    moves = suspects.release_moves(text, rec)
+    assert [m["direction"] for m in moves] == ["upgrade", "downgrade"]
     # on the answer, the upgrade then the downgrade close the suspects, and each moves ollama's release (it ships its
     # own llama.cpp), not llama.cpp's
     suspect = next(f for f in diagnose(text)["findings"] if f["kind"] == "suspect")
@@ -279,11 +279,11 @@ def test_a_crash_in_the_engines_own_code_also_offers_the_release_before_the_one_
     text = ('vllm 0.2.1 File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 120, in execute_model\n'
             "RuntimeError: CUDA error: an illegal memory access was encountered")
     rec = recognise(text)
-    down = suspects.downgrade(text, rec)
-    assert down is not None and down["direction"] == "downgrade" and "the release before 0.2.1" in down["why"]
+    down = suspects.release_moves(text, rec)[-1]
+    assert down["direction"] == "downgrade" and "the release before 0.2.1" in down["why"]
     # the same crash outside the engine's code gets neither move
     outside = 'File "serve.py", line 3, in main\nRuntimeError: CUDA error: an illegal memory access was encountered vllm'
-    assert suspects.downgrade(outside, recognise(outside)) is None and suspects.upgrade(outside, recognise(outside)) is None
+    assert suspects.release_moves(outside, recognise(outside)) == []
 
 
 def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
@@ -321,8 +321,8 @@ def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
 def test_a_llama_cpp_runner_or_ggml_stopping_with_no_cause_is_a_crash_answered_with_an_upgrade(text: str):
     rec = recognise(text)
     assert rec.engine == "llama.cpp" and suspects.crashed(text)
-    upgrade = suspects.upgrade(text, rec)
-    assert upgrade is not None and upgrade["engine"] == "llama.cpp"
+    moves = suspects.release_moves(text, rec)
+    assert moves and moves[0]["direction"] == "upgrade" and moves[0]["engine"] == "llama.cpp"
 
 
 def test_tgis_console_script_at_the_top_of_a_shard_traceback_is_its_own_code():
@@ -331,17 +331,17 @@ def test_tgis_console_script_at_the_top_of_a_shard_traceback_is_its_own_code():
             'recent call last): File \\"/home/user/.conda/envs/s/bin/text-generation-server\\", line 8, in <module>')
     rec = recognise(text)
     assert rec.engine == "tgi" and suspects.crashed(text)
-    assert suspects.upgrade(text, rec) is not None
+    assert suspects.release_moves(text, rec)[0]["direction"] == "upgrade"
 
 
 def test_a_python_programming_error_inside_the_engines_code_is_an_engine_bug_answered_with_an_upgrade():
     text = ('File "/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py", line 1220, in execute_model\n'
             "AttributeError: 'NoneType' object has no attribute 'shape'")
     rec = recognise(text)
-    assert not suspects.crashed(text) and suspects.upgrade(text, rec) is not None
+    assert not suspects.crashed(text) and suspects.release_moves(text, rec)[0]["direction"] == "upgrade"
     # the same exception in the person's own script is no engine bug
     own = 'File "serve.py", line 12, in main\nAttributeError: \'NoneType\' object has no attribute \'shape\' vllm'
-    assert suspects.upgrade(own, recognise(own)) is None
+    assert suspects.release_moves(own, recognise(own)) == []
 
 
 def test_tensorrt_llms_console_script_at_the_top_of_a_traceback_is_its_own_code():
@@ -349,7 +349,7 @@ def test_tensorrt_llms_console_script_at_the_top_of_a_traceback_is_its_own_code(
     text = ('Traceback (most recent call last):\n  File "/usr/local/bin/trtllm-build", line 8, in <module>\n'
             "    sys.exit(main())\nAttributeError: 'PretrainedConfig' object has no attribute 'ffn_hidden_size'")
     rec = recognise(text)
-    assert rec.engine == "tensorrt-llm" and suspects.upgrade(text, rec) is not None
+    assert rec.engine == "tensorrt-llm" and suspects.release_moves(text, rec)[0]["direction"] == "upgrade"
 
 
 def test_a_module_the_engines_own_code_imports_and_lacks_is_a_packaging_bug_of_that_release():
@@ -358,7 +358,7 @@ def test_a_module_the_engines_own_code_imports_and_lacks_is_a_packaging_bug_of_t
             "line 5, in <module>\n    import flashinfer\nModuleNotFoundError: No module named 'flashinfer'")
     rec = recognise(text)
     assert rec.engine == "tgi"
-    assert suspects.upgrade(text, rec) is not None and suspects.downgrade(text, rec) is not None
+    assert [m["direction"] for m in suspects.release_moves(text, rec)] == ["upgrade", "downgrade"]
 
 
 def test_a_kernel_trap_in_ollamas_runner_is_a_llama_cpp_crash_in_its_own_code():
@@ -366,7 +366,8 @@ def test_a_kernel_trap_in_ollamas_runner_is_a_llama_cpp_crash_in_its_own_code():
     text = ("[247685.858191] traps: ollama-runner[16373] trap invalid opcode ip:5012fc sp:7ffd01fd2090 error:0 in "
             "ollama-runner[408000+163000]")
     rec = recognise(text)
-    assert rec.engine == "llama.cpp" and suspects.crashed(text) and suspects.downgrade(text, rec) is not None
+    assert rec.engine == "llama.cpp" and suspects.crashed(text)
+    assert [m["direction"] for m in suspects.release_moves(text, rec)][-1:] == ["downgrade"]
 
 
 @pytest.mark.django_db
@@ -408,7 +409,7 @@ def test_tensorrt_llms_own_assertion_report_is_its_own_code():
     # TLLM_CHECK's report (NVIDIA/TensorRT-LLM#1279, path cut off as pasted)
     text = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed: freeBlockIterator.has_value()"
     rec = recognise(text)
-    assert rec.engine == "tensorrt-llm" and suspects.upgrade(text, rec) is not None
+    assert rec.engine == "tensorrt-llm" and suspects.release_moves(text, rec)[0]["direction"] == "upgrade"
 
 
 def test_an_ollama_crash_rules_out_the_flash_attention_ollama_turns_on_by_default():
