@@ -44,6 +44,13 @@ from papers import selectors as paper_selectors
 
 MAX_QUERY_CHARS = 2000
 MAX_FINDINGS = 3
+# A catalogued message matched over at least this many characters was pasted, not paraphrased: nobody describing a
+# symptom writes "contains custom code which must be executed to correctly load the model" in their own words, while
+# a sentence may well say "CUDA out of memory" (18 characters). Such a match is answered fix first like a log.
+PASTED_MATCH_CHARS = 40
+# Web pages, forums and chat tools turn quotes typographic (File “/opt/…/scheduler.py”, line 4; cannot import name
+# ‘x’); engines print plain ones, which is what the catalog's patterns read.
+_PLAIN_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'"})
 EVIDENCE_PER_FINDING = 3
 REPORTS_PER_FINDING = 3
 SEARCH_HITS = 30
@@ -311,6 +318,7 @@ def diagnose(text: str) -> dict[str, Any]:
     if not isinstance(text, str) or not text.strip():
         raise DiagnoseInputError("describe the symptom or paste the error message",
                                  'e.g. diagnose "CUDA out of memory with many concurrent requests"')
+    text = text.translate(_PLAIN_QUOTES)
     query = " ".join(text.split())
     if len(query) > MAX_QUERY_CHARS:
         raise DiagnoseInputError(f"the text is {len(query)} characters; at most {MAX_QUERY_CHARS} are read",
@@ -340,10 +348,12 @@ def diagnose(text: str) -> dict[str, Any]:
             failures = (failures + [found])[:MAX_FINDINGS]
             read_off.append(found)
     findings: list[dict[str, Any]] = []
-    # A pasted log, or an engine's own error string, is answered fix first; a sentence that only uses words an
-    # error also uses ("CUDA out of memory with many requests") keeps the literature first and the fix after.
+    # A pasted log, an engine's own error string or a long stretch of a catalogued message is answered fix first; a
+    # sentence that only uses words an error also uses ("CUDA out of memory with many requests") keeps the
+    # literature first and the fix after.
     fix_first = bool(read_off) or bool(matches) and (
-        looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() for m in matches))
+        looks_like_a_log(query) or any(m.signature.id in known_failures.engine_ids() or m.span >= PASTED_MATCH_CHARS
+                                       for m in matches))
     if fix_first:
         findings = failures
         explained = [n for m in matches for n in m.signature.explains if n in techniques()]

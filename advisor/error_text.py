@@ -23,22 +23,27 @@ from ontology.selectors import gpu_vocabulary
 # (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute
 # `source=runner.go:129`, and its GPU discovery's `source=amd_linux.go:340`; ollama's "model runner has unexpectedly
 # stopped", LM Studio's "(Exit code: N). Unknown error." for a runtime that died loading), since such wrappers may run
-# more than one engine.
+# more than one engine. Process and file names in a log prefix are strong evidence too: vLLM's worker processes
+# ("(Worker_TP1 pid=15193) ERROR ... [multiproc_executor.py:962]", since its V1 executor names them by rank), TGI's
+# Rust router and launcher crates in a panic ("thread 'main' panicked at router/src/infer.rs:324:14"; the repository's
+# router/src and launcher/src), TensorRT-LLM's batch manager parameter maxTokensInPagedKvCache (TrtGptModelOptionalParams)
+# as Triton's tensorrtllm_backend reports it.
 # What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
-# terminated: %w", llm/server.go at 5dbb81b; newer releases "model runner has unexpectedly stopped" and, running
+# terminated: %w", llm/server.go at 5dbb81b, logged as msg="llama runner terminated" by its monitor of the runner
+# process; newer releases "model runner has unexpectedly stopped" and, running
 # llama-server itself, "llama-server process has terminated: %s", llm/llama_server.go at fb30760; 0.1.x "llama runner
 # exited", llm/llama.go at 6b5bdfa) and LM Studio's for a runtime that died while loading ("Error loading model. (Exit
 # code: 18446744072635812000). Unknown error.", "(Exit code: 134). Please check settings and try loading the model
 # again.", lmstudio-bug-tracker issues 297 and 394) or while serving ("The model has crashed without additional
 # information. (Exit code: null)", issue 1050).
-OLLAMA_RUNNER_DIED = (r"llama runner process has terminated|model runner has unexpectedly stopped"
+OLLAMA_RUNNER_DIED = (r"llama runner (?:process has )?terminated|model runner has unexpectedly stopped"
                       r"|llama-server process has terminated|llama runner exited")
 LM_STUDIO_RUNTIME_DIED = (r"\(Exit code: (?:-?\d+|null)\)\.? (?:Unknown error|Please check settings)"
                           r"|The model has crashed without additional information")
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
-     r"|\bTrtGptModel\w*|\bGptManager\b|\bgptSession\w*",
+     r"|\bTrtGptModel\w*|\bGptManager\b|\bgptSession\w*|\bmaxTokensInPagedKvCache\b",
      r"max_input_len\b|max_num_tokens|--max_seq_len|--max_batch_size|kv_cache_free_gpu_memory_fraction|optimum[-_./]nvidia"),
     ("sglang",
      r"\bsglang\b|sglang[./]srt|\bsgl[-_](?:kernel|router|lang)|launch_server|\[[^\]\n]{0,40}\bTP\d+(?: [A-Z]{2,3}\d+)*\]"
@@ -46,7 +51,7 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"mem[-_]fraction[-_]static|--context-length|--disable-cuda-graph|--chunked-prefill-size|--max-running-requests"),
     ("tgi",
      r"text[-_]generation[-_](?:inference|launcher|server|router|client|benchmark)|\bTGI\b|shard[-_]manager"
-     r"|Warmup\(Generation",
+     r"|Warmup\(Generation|(?<![\w-])(?:router|launcher)/src/[\w/]+\.rs\b",
      r"max[-_]batch[-_](?:prefill|total)[-_]tokens|--num-shard|--max-input-(?:length|tokens)|--max-total-tokens"
      r"|--cuda-memory-fraction"),
     ("llama.cpp",
@@ -57,7 +62,8 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"|\bsource=(?:runner|server|llama|gpu|amd_linux|amd_windows)\.go:\d+|" + OLLAMA_RUNNER_DIED + "|" + LM_STUDIO_RUNTIME_DIED),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
-     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)",
+     r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)"
+     r"|\(Worker(?:_[TDPE]P\d+)+ pid=\d+\)|\[multiproc_executor\.py:\d+\]",
      r"gpu_memory_utilization|max_model_len|enforce[-_]eager|PreemptionMode|max_num_batched_tokens|--max-model-len"
      r"|--gpu-memory-utilization|max_num_seqs|aphrodite"),
 )
@@ -183,8 +189,10 @@ def looks_like_a_log(text: str) -> bool:
     """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
     name (with or without its line), a CUDA error code or enum name, the CUDA runtime's own "CUDA error: "
     prefix (what torch's and ggml's CUDA checks print before the runtime's error string), a process's exit status
-    as a wrapper reports it ("exit status 0xc0000409"), or a compiler driver's fatal error ("nvcc fatal : ...")."""
-    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|\bCUDA error: {_CUDA_RUNTIME_ERROR}"
+    as a wrapper reports it ("exit status 0xc0000409"), a compiler driver's fatal error ("nvcc fatal : ..."), or
+    pydantic's report of a rejected setting, which is how newer vLLM configs refuse one ("1 validation error for
+    ModelConfig", "Value error, ...")."""
+    return bool(re.search(rf"{_EXCEPTION}|Traceback|\bvalidation errors? for [A-Z]\w+|\bValue error, |\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|\bCUDA error: {_CUDA_RUNTIME_ERROR}"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+"
                           r"|\bexit status (?:0x[0-9a-fA-F]{8}|\d+)\b|\b(?:nvcc|hipcc|clang|gcc|g\+\+) fatal\s*:", text))

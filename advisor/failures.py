@@ -57,7 +57,8 @@ class Fix(_Data):
     """One change that resolves the failure: exactly one of `knob` (an engine profile flag key), `env`
     (an environment variable), `container` (a `docker run` option such as --shm-size), `build` (a CMake option
     of the engine's own build, set by rebuilding) or direction "upgrade" or "downgrade" (`to`, the release, when
-    known; `package` when a library moves rather than the engine); `value` when the fix sets a literal;
+    known; `package` when a library moves rather than the engine, or `package_from`, the regex group naming that
+    library); `value` when the fix sets a literal;
     `rule` when the number comes from the text (`args` names the numbers, the regex group names, it reads). An
     environment variable to unset needs no value."""
 
@@ -72,6 +73,9 @@ class Fix(_Data):
     package: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_.-]{1,40}$",
                                 description="the package an upgrade or downgrade moves when it is not the engine "
                                             "(torch under an engine's compiled kernels)")
+    package_from: str | None = Field(default=None, pattern=r"^[a-z_]{2,30}$",
+                                     description="the pattern group naming the package that moves, when the message "
+                                                 "names it (the library an ImportError names)")
     rule: Rule | None = None
     args: list[str] = Field(default_factory=list)
     why: str = Field(min_length=10, max_length=400)
@@ -92,8 +96,10 @@ class Fix(_Data):
             raise ValueError(f"container option {self.container} is raised or set, not unset")
         if self.build is not None and (self.direction != "set" or self.value is None):
             raise ValueError(f"build option {self.build} is set to a value")
-        if self.package is not None and self.direction not in ("upgrade", "downgrade"):
-            raise ValueError(f"package {self.package} is upgraded or downgraded")
+        if (self.package is not None or self.package_from is not None) and self.direction not in ("upgrade", "downgrade"):
+            raise ValueError(f"package {self.package or self.package_from} is upgraded or downgraded")
+        if self.package is not None and self.package_from is not None:
+            raise ValueError("a fix names its package or the pattern group that names it, not both")
         return self
 
 

@@ -274,16 +274,17 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         """The number the fix's rule works out from the text, with its arithmetic; (None, None) without a rule."""
         return _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec) if fix.rule else (None, None)
 
+    package = fix.package or (groups.get(fix.package_from) if fix.package_from else None)
     if fix.direction == "upgrade":
         computed, arithmetic = ruled("")
         value = computed or fix.to
-        if version and value and fix.package is None and at_least(version, value):
+        if version and value and package is None and at_least(version, value):
             return None  # already on a release with the fix
         return release_move(engine, "upgrade", value, fix.why, fix.source or sig.source, since=value,
                             arithmetic=arithmetic or (f"from {version} to {value} or later" if version and value else None),
-                            target=fix.package)
+                            target=package)
     if fix.direction == "downgrade":  # back to a release without the failure (the one that built an engine, say)
-        return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source, target=fix.package)
+        return release_move(engine, "downgrade", fix.to, fix.why, fix.source or sig.source, target=package)
     if fix.env is not None:
         computed, arithmetic = ruled(fix.env)
         value = computed or fix.value

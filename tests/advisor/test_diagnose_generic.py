@@ -297,6 +297,8 @@ def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
 @pytest.mark.parametrize("text", [
     # ollama running llama-server itself (llm/llama_server.go at fb30760)
     "Error: 500 Internal Server Error: llama-server process has terminated: exit status 2",
+    # the log line of ollama's monitor of its runner process (llm/server.go, monitorProcess)
+    'time=2026-03-11T17:42:09.504-04:00 level=ERROR source=server.go:304 msg="llama runner terminated" error="exit status 1"',
     # ollama 0.15 (ollama issue 14087, as pasted)
     "Error: 500 Internal Server Error: model runner has unexpectedly stopped, this may be due to resource limitations "
     "or an internal error, check ollama server logs for details",
@@ -452,3 +454,27 @@ def test_a_gpu_the_text_names_but_the_catalog_lacks_is_asked_for_by_its_capabili
     assert any("compute capability of the RTX 5070 Ti" in m for m in result["missing"])
     # a text with no GPU still asks for the model
     assert "the GPU model" in diagnose("llama-server: cudaMalloc failed: out of memory")["missing"]
+
+
+@pytest.mark.django_db
+def test_a_library_an_engine_module_cannot_import_from_gets_the_engine_upgrade_or_the_library_moved_back():
+    # sgl-project/sglang#194 as pasted on a forum, its quotes turned typographic
+    text = ("File \u201c/home/u/sglang/python/sglang/srt/constrained/__init__.py\u201d, line 4, in <module>\n"
+            "    from outlines.fsm.json_schema import build_regex_from_object\n"
+            "ImportError: cannot import name \u2018build_regex_from_object\u2019 from \u2018outlines.fsm.json_schema\u2019")
+    result = diagnose(text)
+    moves = [(a["engine"], a["direction"], a.get("target")) for a in result["findings"][0]["actions"]]
+    assert moves == [("sglang", "upgrade", None), ("sglang", "downgrade", "outlines")]
+
+
+@pytest.mark.django_db
+def test_a_long_stretch_of_a_catalogued_message_is_answered_fix_first_even_without_log_markers():
+    # the pydantic form of newer vLLM configs (juejin.cn post 7543299461236244489, as pasted)
+    text = ("vllm serve /models/ilama-3.2-1B --gpu-memory-utilization 0.8\n"
+            "Value error, The repository /models/ilama-3.2-1B contains custom code which must be executed to "
+            "correctly load the model.")
+    first = diagnose(text)["findings"][0]
+    assert first["signature"] == "trust-remote-code-required"
+    # a sentence that uses a few words of an error keeps the literature first
+    sentence = diagnose("CUDA out of memory with many concurrent requests")
+    assert sentence["findings"] and sentence["findings"][0].get("signature") is None

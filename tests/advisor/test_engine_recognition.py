@@ -50,6 +50,13 @@ LOGS = [
     # max_input_len
     ("ERROR warmup{max_input_length=1024 max_prefill_tokens=4096}:warmup: text_generation_client: "
      "router/client/src/lib.rs:33: Server error: CUDA out of memory", "tgi"),
+    # process and source names of a log prefix: vLLM's V1 worker processes, TGI's Rust router in a panic, TensorRT-LLM's
+    # batch manager parameter as Triton's backend reports it
+    ("(Worker_TP1 pid=15193) ERROR 05-08 19:06:38 [multiproc_executor.py:962] CUDA kernel errors might be "
+     "asynchronously reported at some other API call", "vllm"),
+    ("thread 'main' panicked at router/src/infer.rs:324:14:", "tgi"),
+    ("E1028 18:34:33.926976 4434 backend_model.cc:634] ERROR: Failed to create instance: unexpected error when creating "
+     "modelInstanceState: maxTokensInPagedKvCache must be large enough to process at least 1 sequence", "tensorrt-llm"),
 ]
 
 
