@@ -26,6 +26,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-fit-probe-context-failed": (
         "0.01.004.979 E common_fit_params: encountered an error while trying to fit params to free device memory: failed "
         "to create llama_context from model", ("llama.cpp", "--fit", "set")),
+    # weaviate/Verba#150, as an OpenAI-compatible server returned it
+    "chat-template-refuses-role-order": (
+        '{"object":"error","message":"Conversation roles must alternate user/assistant/user/assistant/...",'
+        '"type":"BadRequestError","param":null,"code":400}', ("vllm", "--chat-template", "set")),
     "vllm-no-memory-for-cache-blocks": (
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
         ("vllm", "--gpu-memory-utilization", "raise")),
