@@ -275,6 +275,8 @@ def action(engine: str, version: str | None, sig: Signature, fix: Fix, groups: d
         return _RULES[fix.rule](fix, groups, flag, eng=eng, version=version, rec=rec) if fix.rule else (None, None)
 
     package = fix.package or (groups.get(fix.package_from) if fix.package_from else None)
+    if fix.package_from is not None and package is None:
+        return None  # the pattern that matched names no library, so there is none to move
     if fix.direction == "upgrade":
         computed, arithmetic = ruled("")
         value = computed or fix.to

@@ -478,3 +478,12 @@ def test_a_long_stretch_of_a_catalogued_message_is_answered_fix_first_even_witho
     # a sentence that uses a few words of an error keeps the literature first
     sentence = diagnose("CUDA out of memory with many concurrent requests")
     assert sentence["findings"] and sentence["findings"][0].get("signature") is None
+
+
+@pytest.mark.django_db
+def test_a_library_move_is_offered_only_when_the_matched_message_names_the_library():
+    # vLLM's troubleshooting wording names no library: the engine upgrade alone
+    result = diagnose("ERROR: Model architectures ['Qwen2ForCausalLM'] failed to be inspected. Please check the logs "
+                      "for more details. vllm")
+    finding = next(f for f in result["findings"] if f.get("signature") == "library-lacks-name-the-engine-imports")
+    assert [(a["engine"], a["direction"], a.get("target")) for a in finding["actions"]] == [("vllm", "upgrade", None)]
