@@ -379,19 +379,21 @@ class Switch(Span, Fact):
 
 class WrapperSetting(_Data):
     """How a wrapper sets one of the engine's flags: an environment variable of the wrapper and/or a per-model option
-    of it (ollama's `num_gpu`, set as a Modelfile PARAMETER or in a request's options), and the wrapper's spelling of
+    of it (ollama's `num_gpu`, set as a Modelfile PARAMETER or in a request's options) or its own command-line flag
+    (koboldcpp's `--blasbatchsize` for llama.cpp's batch size), and the wrapper's spelling of
     values that differ from the engine's (llama.cpp `-fa off` is ollama's OLLAMA_FLASH_ATTENTION=0); `source` where
     the wrapper passes the option on, when that is not the wrapper's own source."""
 
     env: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")] | None = None
     option: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,40}$")] | None = None
+    flag: Annotated[str, StringConstraints(pattern=r"^--?[a-z][a-z0-9_-]{1,40}$")] | None = None
     values: dict[str, str] = Field(default_factory=dict)
     source: Url | None = None
 
     @model_validator(mode="after")
     def _spelt_somewhere(self) -> WrapperSetting:
-        if self.env is None and self.option is None:
-            raise ValueError("a wrapper setting names an environment variable, an option, or both")
+        if self.env is None and self.option is None and self.flag is None:
+            raise ValueError("a wrapper setting names an environment variable, an option or a flag of the wrapper")
         return self
 
 

@@ -4,7 +4,7 @@ ollama starts, only OLLAMA_CONTEXT_LENGTH.
 Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama for llama.cpp) starts the
 engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each
 action on a flag the wrapper sets gets twins spelt as the wrapper's variable and its per-model option (ollama's
-`num_gpu` for `-ngl`), right after it, with the value in the wrapper's spelling (`-fa off` is
+`num_gpu` for `-ngl`) or its own flag (koboldcpp's `--gpulayers`), right after it, with the value in the wrapper's spelling (`-fa off` is
 OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come from a plain engine run, and the
 wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names the wrapper as the package to
 move (`target`): it ships its own build of the engine.
@@ -19,7 +19,7 @@ from advisor.profiles import EngineProfile, Wrapper, profiles
 
 
 def _twins(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: str) -> list[dict[str, Any]]:
-    """The action spelt as the wrapper's variable, then as its per-model option, whichever it has."""
+    """The action spelt as the wrapper's variable, its per-model option and its own flag, whichever it has."""
     setting = wrapper.settings[key]
     value = action.get("value")
     value = setting.values.get(str(value), value) if value is not None else None
@@ -34,6 +34,10 @@ def _twins(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: st
                       "why": f"{wrapper.name} starts {eng.name} with {action['flag']} from the model's option "
                              f"{setting.option} (a Modelfile PARAMETER, or the request's options): set it there. "
                              f"{action['why']}", "source": setting.source or wrapper.source})
+    if setting.flag is not None:
+        twins.append({**common, "flag": setting.flag,
+                      "why": f"{wrapper.name} starts {eng.name} with {action['flag']} from its own flag {setting.flag}: "
+                             f"pass it there. {action['why']}", "source": setting.source or wrapper.source})
     return twins
 
 

@@ -123,7 +123,8 @@ def evaluate(split: str, verbose: bool) -> dict:
 ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
                 "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
                 "blind16", "blind17", "blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
-                "blind28", "blind29", "blind31", "blind32", "blind33", "blind34", "blind35", "blind36")
+                "blind28", "blind29", "blind31", "blind32", "blind33", "blind34", "blind35", "blind36",
+                "blind38", "blind39", "blind40", "blind41")
 
 
 def error_cases(split: str) -> list[dict]:

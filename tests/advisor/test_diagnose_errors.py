@@ -30,6 +30,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "chat-template-refuses-role-order": (
         '{"object":"error","message":"Conversation roles must alternate user/assistant/user/assistant/...",'
         '"type":"BadRequestError","param":null,"code":400}', ("vllm", "--chat-template", "set")),
+    # ggml-org/llama.cpp#2691, as pasted
+    "llamacpp-ggml-memory-pool-exhausted": (
+        "ggml_new_tensor_impl: not enough space in the context's memory pool (needed 35007776, available 12582912)",
+        ("llama.cpp", "--batch-size", "lower")),
     "vllm-no-memory-for-cache-blocks": (
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
         ("vllm", "--gpu-memory-utilization", "raise")),
@@ -708,6 +712,8 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     assert sum(c["split"] in {f"blind{n}" for n in range(20, 28)} for c in cases) == 90
     # the sets of the evening of 2026-12-04 (blind30 and blind37 brought no confirmed new thread)
     assert sum(c["split"] in {f"blind{n}" for n in (28, 29, 31, 32, 33, 34, 35, 36)} for c in cases) == 46
+    # and the four sets collected after that from Q&A pages and projects that embed an engine
+    assert sum(c["split"] in {f"blind{n}" for n in (38, 39, 40, 41)} for c in cases) == 17
     assert all(c["fixes"] and c["resolution"] and c["error"] for c in cases)
 
 

@@ -393,7 +393,7 @@ def test_a_wrapper_setting_spelt_nowhere_is_a_load_error(tmp_path: Path):
     data["wrappers"][0]["settings"]["n_gpu_layers"] = {"values": {}}
     path = tmp_path / "llama.cpp.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="names an environment variable, an option, or both"):
+    with pytest.raises(ProfileError, match="names an environment variable, an option or a flag of the wrapper"):
         load_profile(path)
 
 
@@ -487,3 +487,14 @@ def test_a_library_move_is_offered_only_when_the_matched_message_names_the_libra
                       "for more details. vllm")
     finding = next(f for f in result["findings"] if f.get("signature") == "library-lacks-name-the-engine-imports")
     assert [(a["engine"], a["direction"], a.get("target")) for a in finding["actions"]] == [("vllm", "upgrade", None)]
+
+
+@pytest.mark.django_db
+def test_a_koboldcpp_log_gets_the_batch_size_in_koboldcpps_own_flag_and_the_release_to_move_is_koboldcpps():
+    # LostRuins/koboldcpp#331, as pasted: a 2023 build's scratch pool, sized for batches of 512
+    text = ("Processing Prompt [BLAS] (7168 / 7321 tokens)ggml_new_tensor_impl: not enough space in the scratch memory "
+            "pool (needed 1279262720, available 1197473792)")
+    actions = diagnose(text)["findings"][0]["actions"]
+    spelt = [(a["flag"], a["direction"], a.get("value"), a.get("target")) for a in actions]
+    assert spelt[:2] == [("--batch-size", "lower", "512", None), ("--blasbatchsize", "lower", "512", None)]
+    assert ("upgrade", "upgrade", None, "koboldcpp") in spelt
