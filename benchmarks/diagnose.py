@@ -41,7 +41,8 @@ code before that day scores; "blind20" to "blind27", 90 cases collected the same
 once before anyone read it with the code as it stood when it came in: 5/15, 3/16, 5/12, 6/16, 1/5, 3/13, 3/4 and 4/9,
 30/90 together, where the code of that morning scores 20/90; read since; "blind28", "blind29" and "blind31" to
 "blind36", 46 cases collected the same way that evening and scored once before anyone read them: 2/3, 4/7, 4/9, 4/11,
-2/5, 1/4, 3/6 and 0/1, 20/46 together, as the code of the last landed stop scores; read since). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
+2/5, 1/4, 3/6 and 0/1, 20/46 together, as the code of the last landed stop scores; read since; "blind38" to "blind41",
+17 cases from Q&A pages and projects that embed an engine, scored the same way: 1/2, 1/1, 1/2 and 4/12; read since). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
 (the threads name the engine's release or its wrapper's). Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for
