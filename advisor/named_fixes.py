@@ -48,7 +48,7 @@ _ENV_SWITCH = re.compile(r"_(?:ENABLE|USE)_")
 _BOUNDARY = re.compile(r"[.!?;](?:\s|$)|\n")
 
 
-# A launcher that rejects a flag's value names the flag and often the value it meant: clap (TGI's launcher)
+# A launcher or config that rejects a flag's value names the flag and often the value it meant: clap (TGI's launcher)
 # "invalid value 'True' for '--disable-custom-kernels' ... a similar value exists: 'true'", argparse (vLLM,
 # SGLang) "argument --dtype: invalid choice: 'bf16' (choose from ...)", "argument --max-model-len: invalid int
 # value: '8k'", "argument --tensor-parallel-size: expected one argument". The fix is to set that flag validly.
@@ -62,7 +62,12 @@ _REJECTED = re.compile(r"(?:invalid value '[^'\n]*' for '(?P<flag>-{1,2}[\w-]+)[
                        r"'(?P<renamed>-{1,2}[\w-]+)'"
                        # llama.cpp's own parser (common/arg.cpp): "error while handling argument \"--flash-attn\": expected
                        # value for argument" (a flag that now takes a value, or a value it does not accept).
-                       r"|error while handling argument \"(?P<llflag>-{1,2}[\w-]+)\")"
+                       r"|error while handling argument \"(?P<llflag>-{1,2}[\w-]+)\""
+                       # pydantic, which newer vLLM configs are checked by, names the field it refused on the line
+                       # after the model: "1 validation error for ModelConfig\nenforce_eager\n  Input should be a valid
+                       # boolean [type=bool_type, input_value=None]".
+                       r"|validation errors? for \w+\s+(?P<pyfield>(?-i:[a-z][a-z0-9_]+))\s+"
+                       r"(?:Input should|Field required|Extra inputs))"
                        r"(?:.{0,200}?a similar value exists: '(?P<similar>[^'\n]+)')?", re.IGNORECASE | re.DOTALL)
 
 
@@ -265,7 +270,8 @@ def named(text: str, engine: str | None) -> list[Named]:
             seen.add((None if engine is None else feature.engine, feature.key or ""))
             out.append(feature)
     for found in _REJECTED.finditer(text):
-        written = found.group("flag") or found.group("argflag") or found.group("renamed") or found.group("llflag")
+        written = (found.group("flag") or found.group("argflag") or found.group("renamed") or found.group("llflag")
+                   or found.group("pyfield"))
         norm = profiles.flag_key(written).lower()
         # A one-letter option ("-c") is too short to look for in free text, but a parser that names it refused it.
         resolved = _resolve(norm, engine) or _short_option(written, engine)

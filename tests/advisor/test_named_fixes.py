@@ -174,6 +174,15 @@ def test_llama_cpps_own_argument_error_names_the_flag_to_set():
     assert ("llama.cpp", "flash_attn", "set") in _asked(text, "llama.cpp")
 
 
+def test_a_field_pydantic_refused_in_an_engine_config_names_the_flag_to_set():
+    # PrimeIntellect-ai/verifiers#105, as pasted: a wrapper passed None to vLLM's config (pydantic dataclasses)
+    text = ("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\nenforce_eager\n"
+            "  Input should be a valid boolean [type=bool_type, input_value=None, input_type=NoneType]")
+    assert _asked(text, "vllm") == [("vllm", "enforce_eager", "set")]
+    # a model-level refusal names no field: its own words are read instead
+    assert _asked("1 validation error for SchedulerConfig\n  Value error, something is wrong", "vllm") == []
+
+
 def test_a_flag_written_as_its_documented_alias_is_read_and_answered_with_the_aliases_listed():
     text = "Not enough VRAM: try lowering --n-gpu-layers."
     assert _asked(text, "llama.cpp") == [("llama.cpp", "n_gpu_layers", "lower")]
