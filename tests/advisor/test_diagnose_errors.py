@@ -34,6 +34,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "llamacpp-ggml-memory-pool-exhausted": (
         "ggml_new_tensor_impl: not enough space in the context's memory pool (needed 35007776, available 12582912)",
         ("llama.cpp", "--batch-size", "lower")),
+    # ollama's wording of its runner's "unknown model" (llm/server.go at v0.3.6, as a user sees it)
+    "ollama-model-needs-newer-ollama": (
+        "Error: this model is not supported by your version of Ollama. You may need to upgrade",
+        ("llama.cpp", "upgrade", "upgrade")),
     "vllm-no-memory-for-cache-blocks": (
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
         ("vllm", "--gpu-memory-utilization", "raise")),
