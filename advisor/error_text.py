@@ -30,14 +30,16 @@ from ontology.selectors import gpu_vocabulary
 # as Triton's tensorrtllm_backend reports it.
 # What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
 # terminated: %w", llm/server.go at 5dbb81b, logged as msg="llama runner terminated" by its monitor of the runner
-# process, and "POST predict: %v" when the runner's connection drops mid-request (EOF, reset), llm/server.go at
+# process, "llama runner process no longer running: %d %s" from its health check, and "POST predict: %v" when the
+# runner's connection drops mid-request (EOF, reset), llm/server.go at
 # v0.1.32 to v0.5.7; newer releases "model runner has unexpectedly stopped" and, running
 # llama-server itself, "llama-server process has terminated: %s", llm/llama_server.go at fb30760; 0.1.x "llama runner
 # exited", llm/llama.go at 6b5bdfa) and LM Studio's for a runtime that died while loading ("Error loading model. (Exit
 # code: 18446744072635812000). Unknown error.", "(Exit code: 134). Please check settings and try loading the model
 # again.", lmstudio-bug-tracker issues 297 and 394) or while serving ("The model has crashed without additional
 # information. (Exit code: null)", issue 1050).
-OLLAMA_RUNNER_DIED = (r"llama runner (?:process has )?terminated|model runner has unexpectedly stopped"
+OLLAMA_RUNNER_DIED = (r"llama runner (?:process has )?terminated|llama runner process no longer running"
+                      r"|model runner has unexpectedly stopped"
                       r"|POST predict: .{0,160}?(?:\bEOF\b|forcibly closed|connection reset)"
                       r"|llama-server process has terminated|llama runner exited")
 LM_STUDIO_RUNTIME_DIED = (r"\(Exit code: (?:-?\d+|null)\)\.? (?:Unknown error|Please check settings)"

@@ -38,9 +38,11 @@ _DIRECTIVE = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{d}>{w})" for d, w in 
 _WINDOW = 60
 # A value after "=": dots only inside it ("0.95", not the sentence's full stop).
 _VALUE = r"[\w:-]+(?:\.[\w:-]+)*"
-# Environment variables of the engines and the libraries under them (SGLang documents both its SGL_ and SGLANG_
-# prefixes: docs/references/environment_variables.md).
-_ENV = re.compile(r"\b((?:NCCL|VLLM|SGLANG|SGL|TRTLLM|TLLM|CUDA|PYTORCH|TORCH|HF|GGML|LLAMA|TGI|FLASHINFER)_[A-Z0-9_]{2,60})"
+# Environment variables of the engines, the libraries under them and the wrappers around them (SGLang documents both
+# its SGL_ and SGLANG_ prefixes: docs/references/environment_variables.md; ollama's own messages name OLLAMA_ ones:
+# "Set OLLAMA_TMPDIR for server to a writable executable directory", llm/server.go at v0.5.7).
+_ENV = re.compile(r"\b((?:NCCL|VLLM|SGLANG|SGL|TRTLLM|TLLM|CUDA|PYTORCH|TORCH|HF|GGML|LLAMA|TGI|FLASHINFER|OLLAMA)"
+                  r"_[A-Z0-9_]{2,60})"
                   r"(?:\s*=\s*(" + _VALUE + "))?")
 # An environment variable that switches a feature on ("HF_HUB_ENABLE_HF_TRANSFER", "VLLM_USE_V1").
 _ENV_SWITCH = re.compile(r"_(?:ENABLE|USE)_")

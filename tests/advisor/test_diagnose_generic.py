@@ -297,6 +297,8 @@ def test_vllms_shared_memory_broadcast_warning_is_a_hung_multi_gpu_worker():
 @pytest.mark.parametrize("text", [
     # ollama running llama-server itself (llm/llama_server.go at fb30760)
     "Error: 500 Internal Server Error: llama-server process has terminated: exit status 2",
+    # ollama's health check of a runner that exited (llm/server.go at v0.5.7)
+    "Error: llama runner process no longer running: -1 CUDA error: an illegal memory access was encountered",
     # ollama's request to its runner when the runner's connection drops (llm/server.go, "POST predict: %v")
     'Error: POST predict: Post "http://127.0.0.1:34567/completion": EOF',
     # the log line of ollama's monitor of its runner process (llm/server.go, monitorProcess)

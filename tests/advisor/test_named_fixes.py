@@ -174,6 +174,14 @@ def test_llama_cpps_own_argument_error_names_the_flag_to_set():
     assert ("llama.cpp", "flash_attn", "set") in _asked(text, "llama.cpp")
 
 
+def test_a_wrappers_own_variable_the_message_asks_for_is_set():
+    # ollama (llm/server.go at v0.5.7) when its temporary directory is mounted noexec
+    text = ("Error: unable to start server fork/exec /tmp/ollama1/runners/cuda_v12/ollama_llama_server: permission "
+            "denied.  /tmp/ollama1/runners/cuda_v12/ollama_llama_server may have noexec set.  Set OLLAMA_TMPDIR for "
+            "server to a writable executable directory")
+    assert [(n.written, n.direction) for n in named(text, "llama.cpp")] == [("OLLAMA_TMPDIR", "set")]
+
+
 def test_a_field_pydantic_refused_in_an_engine_config_names_the_flag_to_set():
     # PrimeIntellect-ai/verifiers#105, as pasted: a wrapper passed None to vLLM's config (pydantic dataclasses)
     text = ("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\nenforce_eager\n"
