@@ -38,6 +38,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "ollama-model-needs-newer-ollama": (
         "Error: this model is not supported by your version of Ollama. You may need to upgrade",
         ("llama.cpp", "upgrade", "upgrade")),
+    # ollama's scheduler (server/sched.go at v0.5.7, ErrMaxQueue), as a client receives it
+    "ollama-request-queue-full": (
+        'Error: {"error":"server busy, please try again.  maximum pending requests exceeded"} ollama',
+        ("llama.cpp", "OLLAMA_MAX_QUEUE=<requests, above the default 512>", "raise")),
     "vllm-no-memory-for-cache-blocks": (
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
         ("vllm", "--gpu-memory-utilization", "raise")),
@@ -632,6 +636,10 @@ def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
      "ERROR 04-03 17:57:33 core.py:208]     output = self.compiled_callable(*args, **kwargs)\n"
      "ERROR 04-03 17:57:33 core.py:208]   File \"/home/u/.venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py\", "
      "line 465, in _fn", ("vllm", "--enforce-eager", "set")),
+    # ollama's scheduler when the runner fails to load a model (server/sched.go at v0.5.7)
+    ("Error: llama runner process has terminated: error loading model: this model may be incompatible with your "
+     "version of Ollama. If you previously pulled this model, try updating it by running `ollama pull qwen3`",
+     ("llama.cpp", "upgrade", "upgrade")),
     # vLLM's fallback for an architecture it has no implementation of (model_loader/utils.py, resolve_transformers_arch)
     ("WARNING 05-04 11:27:35 [utils.py:79] Qwen3ForCausalLM has no vLLM implementation, falling back to Transformers "
      "implementation. Some features may not be supported and performance may not be optimal.",
