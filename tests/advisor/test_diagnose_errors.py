@@ -640,6 +640,9 @@ def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
     ("Error: llama runner process has terminated: error loading model: this model may be incompatible with your "
      "version of Ollama. If you previously pulled this model, try updating it by running `ollama pull qwen3`",
      ("llama.cpp", "upgrade", "upgrade")),
+    # llama-cpp-python's own check of llama_decode (llama_cpp/_internals.py), code 1: no KV slot for the batch
+    ('File "/usr/lib/python3/site-packages/llama_cpp/_internals.py", line 334, in decode\n'
+     "RuntimeError: llama_decode returned 1", ("llama.cpp", "--ctx-size", "raise")),
     # vLLM's fallback for an architecture it has no implementation of (model_loader/utils.py, resolve_transformers_arch)
     ("WARNING 05-04 11:27:35 [utils.py:79] Qwen3ForCausalLM has no vLLM implementation, falling back to Transformers "
      "implementation. Some features may not be supported and performance may not be optimal.",
