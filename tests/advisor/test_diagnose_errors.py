@@ -643,6 +643,8 @@ def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
     # llama-cpp-python's own check of llama_decode (llama_cpp/_internals.py), code 1: no KV slot for the batch
     ('File "/usr/lib/python3/site-packages/llama_cpp/_internals.py", line 334, in decode\n'
      "RuntimeError: llama_decode returned 1", ("llama.cpp", "--ctx-size", "raise")),
+    # llama.cpp's KV cache check for a batch larger than the whole cache (llama-kv-cache.cpp, as ollama v0.5.7 vendors it)
+    ("llama_kv_cache_find_slot: n_tokens=4096 > cache.size=2048", ("llama.cpp", "--ctx-size", "raise")),
     # vLLM's fallback for an architecture it has no implementation of (model_loader/utils.py, resolve_transformers_arch)
     ("WARNING 05-04 11:27:35 [utils.py:79] Qwen3ForCausalLM has no vLLM implementation, falling back to Transformers "
      "implementation. Some features may not be supported and performance may not be optimal.",
