@@ -186,17 +186,20 @@ def recognise(text: str, engine_hint: str | None = None) -> Recognised:
 _CUDA_RUNTIME_ERROR = (r"(?:out of memory|an illegal (?:memory access|instruction)|device-side assert|invalid (?:argument|"
                        r"device|configuration|resource)|no kernel image|misaligned address|unspecified launch failure|"
                        r"operation not (?:permitted|supported)|the launch timed out|initialization error|uncorrectable ECC"
-                       r"|too many resources|shared object (?:initialization failed|symbol not found))")
+                       r"|too many resources|shared object (?:initialization failed|symbol not found)"
+                       r"|no CUDA-capable device is detected)")
 
 
 def looks_like_a_log(text: str) -> bool:
     """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
     name (with or without its line), a CUDA error code or enum name, the CUDA runtime's own "CUDA error: "
-    prefix (what torch's and ggml's CUDA checks print before the runtime's error string), a process's exit status
+    prefix (what torch's and ggml's CUDA checks print before the runtime's error string, and ggml's "failed to initialize
+    CUDA: " when the runtime cannot start, ggml-cuda.cu's ggml_cuda_init), a process's exit status
     as a wrapper reports it ("exit status 0xc0000409"), a compiler driver's fatal error ("nvcc fatal : ..."), or
     pydantic's report of a rejected setting, which is how newer vLLM configs refuse one ("1 validation error for
     ModelConfig", "Value error, ...")."""
-    return bool(re.search(rf"{_EXCEPTION}|Traceback|\bvalidation errors? for [A-Z]\w+|\bValue error, |\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed|\bCUDA error: {_CUDA_RUNTIME_ERROR}"
+    return bool(re.search(rf"{_EXCEPTION}|Traceback|\bvalidation errors? for [A-Z]\w+|\bValue error, |\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed"
+                          rf"|\b(?:CUDA error|failed to initialize CUDA): {_CUDA_RUNTIME_ERROR}"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+"
                           r"|\bexit status (?:0x[0-9a-fA-F]{8}|\d+)\b|\b(?:nvcc|hipcc|clang|gcc|g\+\+) fatal\s*:", text))

@@ -42,6 +42,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "ollama-request-queue-full": (
         'Error: {"error":"server busy, please try again.  maximum pending requests exceeded"} ollama',
         ("llama.cpp", "OLLAMA_MAX_QUEUE=<requests, above the default 512>", "raise")),
+    # the CUDA runtime's cudaErrorNoDevice, as ggml's CUDA init prints it
+    "no-gpu-visible-to-the-process": (
+        "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
+        ("llama.cpp", "--gpus", "set")),
     "vllm-no-memory-for-cache-blocks": (
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
         ("vllm", "--gpu-memory-utilization", "raise")),

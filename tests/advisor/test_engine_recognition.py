@@ -74,6 +74,7 @@ def test_text_that_names_no_engine_is_left_unrecognised():
     "cudaErrorStreamCaptureUnsupported - operation not permitted when stream is capturing",
     "CUDA_ERROR_OUT_OF_MEMORY while mapping the KV cache",
     "CUDA error: out of memory",  # the CUDA runtime's own prefix, as torch's and ggml's checks print it
+    "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",  # ggml-cuda.cu's init
 ])
 def test_a_source_file_or_a_cuda_error_code_marks_pasted_output(text: str):
     assert looks_like_a_log(text)
