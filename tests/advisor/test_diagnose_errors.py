@@ -46,6 +46,10 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "no-gpu-visible-to-the-process": (
         "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
         ("llama.cpp", "--gpus", "set")),
+    # the CUDA runtime's cudaErrorInsufficientDriver, as torch's CUDA check prints it
+    "cuda-driver-older-than-runtime": (
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+        ("vllm", "upgrade", "upgrade")),
     "vllm-no-memory-for-cache-blocks": (
         "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
         ("vllm", "--gpu-memory-utilization", "raise")),
