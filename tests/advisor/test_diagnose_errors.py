@@ -653,6 +653,8 @@ def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
      "RuntimeError: llama_decode returned 1", ("llama.cpp", "--ctx-size", "raise")),
     # llama.cpp's KV cache check for a batch larger than the whole cache (llama-kv-cache.cpp, as ollama v0.5.7 vendors it)
     ("llama_kv_cache_find_slot: n_tokens=4096 > cache.size=2048", ("llama.cpp", "--ctx-size", "raise")),
+    # the CUDA runtime's cudaErrorUnsupportedPtxVersion: kernels built by a CUDA newer than the driver
+    ("RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.", ("vllm", "upgrade", "upgrade")),
     # vLLM's fallback for an architecture it has no implementation of (model_loader/utils.py, resolve_transformers_arch)
     ("WARNING 05-04 11:27:35 [utils.py:79] Qwen3ForCausalLM has no vLLM implementation, falling back to Transformers "
      "implementation. Some features may not be supported and performance may not be optimal.",
