@@ -26,8 +26,8 @@ from ontology.selectors import gpu_vocabulary
 # more than one engine. Process and file names in a log prefix are strong evidence too: vLLM's worker processes
 # ("(Worker_TP1 pid=15193) ERROR ... [multiproc_executor.py:962]", since its V1 executor names them by rank), TGI's
 # Rust router and launcher crates in a panic ("thread 'main' panicked at router/src/infer.rs:324:14"; the repository's
-# router/src and launcher/src), TensorRT-LLM's batch manager parameter maxTokensInPagedKvCache (TrtGptModelOptionalParams)
-# as Triton's tensorrtllm_backend reports it.
+# router/src and launcher/src), TensorRT-LLM's batch manager parameter maxTokensInPagedKvCache
+# (TrtGptModelOptionalParams) as Triton's tensorrtllm_backend reports it.
 # What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
 # terminated: %w", llm/server.go at 5dbb81b, logged as msg="llama runner terminated" by its monitor of the runner
 # process, "llama runner process no longer running: %d %s" from its health check, and "POST predict: %v" when the
@@ -191,14 +191,14 @@ _CUDA_RUNTIME_ERROR = (r"(?:out of memory|an illegal (?:memory access|instructio
 
 
 def looks_like_a_log(text: str) -> bool:
-    """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file
-    name (with or without its line), a CUDA error code or enum name, the CUDA runtime's own "CUDA error: "
-    prefix (what torch's and ggml's CUDA checks print before the runtime's error string, and ggml's "failed to initialize
-    CUDA: " when the runtime cannot start, ggml-cuda.cu's ggml_cuda_init), a process's exit status
-    as a wrapper reports it ("exit status 0xc0000409"), a compiler driver's fatal error ("nvcc fatal : ..."), or
-    pydantic's report of a rejected setting, which is how newer vLLM configs refuse one ("1 validation error for
-    ModelConfig", "Value error, ...")."""
-    return bool(re.search(rf"{_EXCEPTION}|Traceback|\bvalidation errors? for [A-Z]\w+|\bValue error, |\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed"
+    """True for pasted output rather than a sentence: an exception, a traceback, a log prefix, a source file name (with
+    or without its line), a CUDA error code or enum name, the CUDA runtime's own "CUDA error: " prefix (what torch's
+    and ggml's CUDA checks print before the runtime's error string, and ggml's "failed to initialize CUDA: " when the
+    runtime cannot start, ggml-cuda.cu's ggml_cuda_init), a process's exit status as a wrapper reports it ("exit
+    status 0xc0000409"), a compiler driver's fatal error ("nvcc fatal : ..."), or pydantic's report of a rejected
+    setting, which is how newer vLLM configs refuse one ("1 validation error for ModelConfig", "Value error, ...")."""
+    return bool(re.search(rf"{_EXCEPTION}|Traceback|\[(?:E|W|I)\s?\d|\bERROR\b|GGML_ASSERT|Assertion failed"
+                          r"|\bvalidation errors? for [A-Z]\w+|\bValue error, "
                           rf"|\b(?:CUDA error|failed to initialize CUDA): {_CUDA_RUNTIME_ERROR}"
                           r"|[A-Za-z_]+\.(?:py|cpp|cu|rs):\d+|[\w/-]+\.(?:py|cpp|cc|cu|cuh|h|hpp|rs)\b"
                           r"|\bCUresult\b|\bcuda[A-Z]\w*Error\w*|\bcudaError\w+|\bCUDA_ERROR_[A-Z_]+"

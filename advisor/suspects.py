@@ -32,19 +32,19 @@ MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, llama.cpp's 2023 LLAMA_ASSERT, a C assert,
 # TensorRT-LLM's "Assertion failed", Python's AssertionError: SGLang's and vLLM's internal checks are bare asserts), a
 # signal (segmentation fault, bus error, abort, the Linux kernel's "trap invalid opcode" for an illegal instruction, a
-# Go panic of ollama's runner: "panic: ...", "goroutine 89 [running]:"), a CUDA fault that names no API misuse (illegal
-# memory access or instruction, misaligned address, unspecified launch failure, ECC), a hang ("stuck", "freezes"), watchdog or vLLM's warning that a
-# worker stopped taking the scheduler's output ("No available shared memory broadcast block found in 60 second",
-# distributed/device_communicators/shm_broadcast.py at 00264800), TGI's frame for a shard that raised
-# ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal error", ggml_abort; its CUDA_CHECK
-# aborts the same way after printing the CUDA error: "ggml-cuda.cu:84: CUDA error", ggml_cuda_error in
-# ggml/src/ggml-cuda/ggml-cuda.cu, which names the backend ROCm or MUSA in those builds) and SGLang's
-# frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4 and 0.5.9;
-# "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError ("EngineCore
-# encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py), a wrapper's report
-# that the llama.cpp it runs died (advisor.error_text: ollama's runner, LM Studio's runtime; the exit status, e.g.
-# Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or an access
-# violation (NTSTATUS 0xC0000409, 0xC0000005).
+# Go panic of ollama's runner: "panic: ...", "goroutine 89 [running]:"), a CUDA fault that names no API misuse
+# (illegal memory access or instruction, misaligned address, unspecified launch failure, ECC), a hang ("stuck",
+# "freezes"), watchdog or vLLM's warning that a worker stopped taking the scheduler's output ("No available shared
+# memory broadcast block found in 60 second", distributed/device_communicators/shm_broadcast.py at 00264800), TGI's
+# frame for a shard that raised ("Method Prefill encountered an error"), ggml's GGML_ABORT ("fattn.cu:110: fatal
+# error", ggml_abort; its CUDA_CHECK aborts the same way after printing the CUDA error: "ggml-cuda.cu:84: CUDA error",
+# ggml_cuda_error in ggml/src/ggml-cuda/ggml-cuda.cu, which names the backend ROCm or MUSA in those builds) and
+# SGLang's frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4
+# and 0.5.9; "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError
+# ("EngineCore encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py), a
+# wrapper's report that the llama.cpp it runs died (advisor.error_text: ollama's runner, LM Studio's runtime; the exit
+# status, e.g. Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or
+# an access violation (NTSTATUS 0xC0000409, 0xC0000005).
 CRASH = re.compile(
     r"GGML_ASSERT|LLAMA_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"

@@ -2,12 +2,12 @@
 ollama starts, only OLLAMA_CONTEXT_LENGTH.
 
 Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama for llama.cpp) starts the
-engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each
-action on a flag the wrapper sets gets twins spelt as the wrapper's variable and its per-model option (ollama's
-`num_gpu` for `-ngl`) or its own flag (koboldcpp's `--gpulayers`), right after it, with the value in the wrapper's spelling (`-fa off` is
-OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come from a plain engine run, and the
-wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names the wrapper as the package to
-move (`target`): it ships its own build of the engine.
+engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each action
+on a flag the wrapper sets gets twins spelt as the wrapper's variable and its per-model option (ollama's `num_gpu` for
+`-ngl`) or its own flag (koboldcpp's `--gpulayers`), right after it, with the value in the wrapper's spelling
+(`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come from a plain engine run,
+and the wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names the wrapper as the
+package to move (`target`): it ships its own build of the engine.
 """
 from __future__ import annotations
 
