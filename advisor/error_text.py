@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from advisor.catalog import Gpu, resolve_gpu
+from advisor.profiles import profiles
 from ontology.selectors import gpu_vocabulary
 
 # Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
@@ -20,30 +22,13 @@ from ontology.selectors import gpu_vocabulary
 # GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
 # Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
 # (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
-# (ollama, koboldcpp, LM Studio and optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute
-# `source=runner.go:129`, and its GPU discovery's `source=amd_linux.go:340`; ollama's "model runner has unexpectedly
-# stopped", LM Studio's "(Exit code: N). Unknown error." for a runtime that died loading), since such wrappers may run
-# more than one engine. Process and file names in a log prefix are strong evidence too: vLLM's worker processes
+# (optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute `source=runner.go:129`, and its GPU
+# discovery's `source=amd_linux.go:340`; and every wrapper an engine profile lists, by its `requires` and its report
+# that the engine died: ollama, koboldcpp, LM Studio), since such wrappers may run more than one engine. Process and file names in a log prefix are strong evidence too: vLLM's worker processes
 # ("(Worker_TP1 pid=15193) ERROR ... [multiproc_executor.py:962]", since its V1 executor names them by rank), TGI's
 # Rust router and launcher crates in a panic ("thread 'main' panicked at router/src/infer.rs:324:14"; the repository's
 # router/src and launcher/src), TensorRT-LLM's batch manager parameter maxTokensInPagedKvCache
 # (TrtGptModelOptionalParams) as Triton's tensorrtllm_backend reports it.
-# What a wrapper prints when the llama.cpp it runs died: ollama's frame for its runner ("llama runner process has
-# terminated: %w", llm/server.go at 5dbb81b, logged as msg="llama runner terminated" by its monitor of the runner
-# process, "llama runner process no longer running: %d %s" from its health check, and "POST predict: %v" when the
-# runner's connection drops mid-request (EOF, reset), llm/server.go at
-# v0.1.32 to v0.5.7; newer releases "model runner has unexpectedly stopped" and, running
-# llama-server itself, "llama-server process has terminated: %s", llm/llama_server.go at fb30760; 0.1.x "llama runner
-# exited", llm/llama.go at 6b5bdfa) and LM Studio's for a runtime that died while loading ("Error loading model. (Exit
-# code: 18446744072635812000). Unknown error.", "(Exit code: 134). Please check settings and try loading the model
-# again.", lmstudio-bug-tracker issues 297 and 394) or while serving ("The model has crashed without additional
-# information. (Exit code: null)", issue 1050).
-OLLAMA_RUNNER_DIED = (r"llama runner (?:process has )?terminated|llama runner process no longer running"
-                      r"|model runner has unexpectedly stopped"
-                      r"|POST predict: .{0,160}?(?:\bEOF\b|forcibly closed|connection reset)"
-                      r"|llama-server process has terminated|llama runner exited")
-LM_STUDIO_RUNTIME_DIED = (r"\(Exit code: (?:-?\d+|null)\)\.? (?:Unknown error|Please check settings)"
-                          r"|The model has crashed without additional information")
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",
      r"tensorrt[-_ ]?llm|\btrtllm[-_]?\w*|\[TRT-LLM\]|\btllm(?:::|_)|\bTLLM_[A-Z]+|trt_engines?|fmhaRunner"
@@ -62,8 +47,8 @@ _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
      r"llama\.cpp|llama[-_](?:server|cli|cpp|bench|quantize|perplexity|simple)\b|\bllama_[a-z_]+\b|\bllm_load_\w+"
      r"|\bggml[-_]?\w*|GGML_ASSERT|\b(?:server|common|arg)\.cpp\b|\bllama runner\b"
      r"|\bcommon_(?:init_from_params|batch_add|tokenize|chat_\w+)|\b(?:print_info|load_tensors):",
-     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn|\bollama\b|\bkoboldcpp\b|\blm[- ]?studio\b"
-     r"|\bsource=(?:runner|server|llama|gpu|amd_linux|amd_windows)\.go:\d+|" + OLLAMA_RUNNER_DIED + "|" + LM_STUDIO_RUNTIME_DIED),
+     r"\bgguf\b|--ctx-size|--n-gpu-layers|\B-ngl\b|--cache-type-[kv]|--flash-attn"
+     r"|\bsource=(?:runner|server|llama|gpu|amd_linux|amd_windows)\.go:\d+"),
     ("vllm",
      r"\bvllm\b|vllm[./]|EngineCore|RayWorkerVllm|VllmWorker|\bvllm[-_]\w+|\bVLLM_[A-Z_]+"
      r"|\b(?:Async)?LLMEngine\b|\bAsyncLLM\b|\bllm_engine\.py|\bRayWorkerWrapper\b|\(APIServer pid=\d+\)"
@@ -123,11 +108,21 @@ class Recognised:
 _SHARED_KERNEL_PATH = r"[\w./-]*/vllm/csrc/[\w./-]*"
 
 
+@cache
+def _weak(engine: str, own: str) -> str:
+    """An engine's weak markers: its own (_ENGINE_MARKERS) and its wrappers' (each wrapper's names and its report of
+    the engine's death, `wrappers` in the engine profile)."""
+    eng = profiles().get(engine)
+    wrapped = [p for w in (eng.wrappers if eng else []) for p in (w.requires, w.died and w.died.pattern) if p]
+    return "|".join(f"(?:{p})" for p in (own, *wrapped))
+
+
 def engine_of(text: str) -> str | None:
     """The engine with the most of its own names in the text (strong evidence first, see _ENGINE_MARKERS)."""
     text = re.sub(_SHARED_KERNEL_PATH, " ", text)
     scores = []
-    for order, (engine, strong, weak) in enumerate(_ENGINE_MARKERS):
+    for order, (engine, strong, own_weak) in enumerate(_ENGINE_MARKERS):
+        weak = _weak(engine, own_weak)
         hits = (len(re.findall(strong, text, re.IGNORECASE)), len(re.findall(weak, text, re.IGNORECASE)))
         if any(hits):
             scores.append((hits, -order, engine))

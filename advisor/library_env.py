@@ -12,29 +12,42 @@ flash attention, context length). Only the library that the text shows failing i
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from advisor import profiles
-from advisor.error_text import OLLAMA_RUNNER_DIED, Recognised
+from advisor.error_text import Recognised
 
 NCCL_ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 OLLAMA_ENV = ("https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/envconfig/config.go")
-# (library, what its failure looks like, its variables as set in the text, variables that only change logging)
-_LIBRARIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], frozenset[str], str], ...] = (
-    ("NCCL",
-     re.compile(r"NCCL(?:_ERROR_\w+| error| WARN)|nccl\w*Error|ProcessGroupNCCL|NcclError", re.IGNORECASE),
-     re.compile(r"(?<![\w-])(NCCL_[A-Z0-9_]{2,40})\s*=\s*(?!for\b)([\w.,:^/-]+)"),
-     frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}),
-     NCCL_ENV_DOCS),
-    # ollama's runner (llama.cpp inside ollama) dying: its OLLAMA_* settings (parallel requests, KV cache type,
-    # flash attention, context length, GPU overhead...) change how the runner is started; where it listens, where
-    # models live and its logging do not
-    ("ollama",
-     re.compile(OLLAMA_RUNNER_DIED, re.IGNORECASE),
-     re.compile(r"(?<![\w-])(OLLAMA_[A-Z0-9_]{2,40})\s*=\s*([\w.,:^/-]+)"),
-     frozenset({"OLLAMA_DEBUG", "OLLAMA_HOST", "OLLAMA_MODELS", "OLLAMA_ORIGINS", "OLLAMA_NOHISTORY", "OLLAMA_NOPRUNE"}),
-     OLLAMA_ENV),
-)
+
+
+def _death_of(wrapper: str) -> str:
+    """The pattern of `wrapper`'s report that the engine it runs died (`died` of its engine profile's wrapper)."""
+    return next(w.died.pattern for eng in profiles.profiles().values() for w in eng.wrappers
+                if w.name == wrapper and w.died is not None)
+
+
+@cache
+def _libraries() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str], frozenset[str], str], ...]:
+    """(library, what its failure looks like, its variables as set in the text, variables that only change logging,
+    the page listing its variables)"""
+    return (
+        ("NCCL",
+         re.compile(r"NCCL(?:_ERROR_\w+| error| WARN)|nccl\w*Error|ProcessGroupNCCL|NcclError", re.IGNORECASE),
+         re.compile(r"(?<![\w-])(NCCL_[A-Z0-9_]{2,40})\s*=\s*(?!for\b)([\w.,:^/-]+)"),
+         frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}),
+         NCCL_ENV_DOCS),
+        # ollama's runner (llama.cpp inside ollama) dying: its OLLAMA_* settings (parallel requests, KV cache type,
+        # flash attention, context length, GPU overhead...) change how the runner is started; where it listens, where
+        # models live and its logging do not
+        ("ollama",
+         re.compile(_death_of("ollama"), re.IGNORECASE),
+         re.compile(r"(?<![\w-])(OLLAMA_[A-Z0-9_]{2,40})\s*=\s*([\w.,:^/-]+)"),
+         frozenset({"OLLAMA_DEBUG", "OLLAMA_HOST", "OLLAMA_MODELS", "OLLAMA_ORIGINS", "OLLAMA_NOHISTORY",
+                    "OLLAMA_NOPRUNE"}),
+         OLLAMA_ENV),
+    )
 
 
 def _engines(rec: Recognised) -> list[str]:
@@ -47,7 +60,7 @@ def _engines(rec: Recognised) -> list[str]:
 def actions(text: str, rec: Recognised) -> list[dict[str, Any]]:
     """Unset each variable the text sets for a library it shows failing, in the order written."""
     out: list[dict[str, Any]] = []
-    for library, failed, assigned, logging_only, source in _LIBRARIES:
+    for library, failed, assigned, logging_only, source in _libraries():
         if not failed.search(text):
             continue
         names = list(dict.fromkeys(m.group(1) for m in assigned.finditer(text) if m.group(1) not in logging_only))

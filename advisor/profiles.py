@@ -397,15 +397,30 @@ class WrapperSetting(_Data):
         return self
 
 
+class WrapperDeath(_Data):
+    """What a wrapper prints when the engine it runs died (ollama's "llama runner process has terminated"): all a
+    pasted log may say of a crash inside the engine. `sources`: where the wrapper writes each wording."""
+
+    pattern: Pattern
+    sources: list[Url] = Field(min_length=1)
+
+
 class Wrapper(Fact):
     """A program that runs the engine under its own settings (ollama runs llama.cpp's llama-server and sets its
     flags from OLLAMA_* variables): a person pasting its errors can only change the engine through those. `requires`:
-    what the text shows when it is the wrapper's; `settings`: engine flag key -> the wrapper's setting (`source`
-    lists them)."""
+    what the text shows when it is the wrapper's, besides its report of the engine's death (`died`); `settings`:
+    engine flag key -> the wrapper's setting (`source` lists them); `runtime`: the package a release move names when the
+    wrapper updates its build of the engine apart from itself (LM Studio's llama.cpp runtime), else the wrapper."""
 
     name: str = Field(min_length=2, max_length=40)
     requires: Pattern
+    died: WrapperDeath | None = None
+    runtime: str | None = Field(default=None, min_length=2, max_length=60)
     settings: dict[str, WrapperSetting] = Field(min_length=1)
+
+    def shows(self, text: str) -> bool:
+        """True when the text is this wrapper's: its own names, or its report that the engine died."""
+        return any(re.search(p, text, re.IGNORECASE) for p in (self.requires, self.died and self.died.pattern) if p)
 
 
 class EngineProfile(_Data):
@@ -617,6 +632,16 @@ def profiles() -> dict[str, EngineProfile]:
     if len(set(ids)) != len(ids):
         raise ProfileError(f"duplicate engine ids in {ENGINES_DIR}: {ids}")
     return {p.id: p for p in sorted(loaded, key=lambda p: (p.rank, p.id))}
+
+
+@cache
+def wrapper_deaths(engine: str | None = None) -> str:
+    """One pattern for every wrapper's report that the engine it runs died (`Wrapper.died`), of `engine`'s wrappers
+    only when given; a pattern that matches nothing when there is none. Recognising the engine, reading a crash and
+    a wrapper's variables to rule out all read the wordings here, so each lives once, in the engine profiles."""
+    engines = [profiles()[engine]] if engine in profiles() else [] if engine else list(profiles().values())
+    deaths = [w.died.pattern for eng in engines for w in eng.wrappers if w.died is not None]
+    return "|".join(f"(?:{d})" for d in deaths) or r"(?!)"
 
 
 def engine_names() -> list[str]:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from advisor import remedies
-from advisor.error_text import LM_STUDIO_RUNTIME_DIED, OLLAMA_RUNNER_DIED, Recognised, looks_like_a_log
-from advisor.profiles import EngineProfile, Switch, profile, profiles
+from advisor.error_text import Recognised, looks_like_a_log
+from advisor.profiles import EngineProfile, Switch, profile, profiles, wrapper_deaths
 
 MAX_SUSPECTS = 3
 # What a crash without a cause looks like: an assertion (GGML_ASSERT, llama.cpp's 2023 LLAMA_ASSERT, a C assert,
@@ -42,10 +43,10 @@ MAX_SUSPECTS = 3
 # SGLang's frame for a worker process that died ("Scheduler hit an exception:", managers/scheduler.py at 0.4.3.post4
 # and 0.5.9; "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError
 # ("EngineCore encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py), a
-# wrapper's report that the llama.cpp it runs died (advisor.error_text: ollama's runner, LM Studio's runtime; the exit
-# status, e.g. Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or
+# wrapper's report that the engine it runs died (`died` of the engine profiles' wrappers: ollama's runner, LM Studio's
+# runtime; the exit status, e.g. Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or
 # an access violation (NTSTATUS 0xC0000409, 0xC0000005).
-CRASH = re.compile(
+_CRASH = (
     r"GGML_ASSERT|LLAMA_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
     r"|\btrap invalid opcode\b|^panic: |\bgoroutine \d+ \[running\]"
@@ -54,9 +55,7 @@ CRASH = re.compile(
     r"|Method \w+ encountered an error|\bggml_abort\b|\.(?:c|cpp|cu|h):\d+: (?:fatal error|(?:CUDA|ROCm|MUSA) error\b)"
     r"|\bAborted\b"
     r"|Scheduler hit an exception|Exception in run_tp_server|EngineCore encountered an issue"
-    rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}"
-    r"|exit status 0xc0000409|exit status 0xc0000005",
-    re.IGNORECASE | re.DOTALL)
+    r"|exit status 0xc0000409|exit status 0xc0000005")
 # A location inside an engine's own source: a Python frame of its package, or a C++/CUDA file and line of its tree
 # (an assertion's "(…/tensorrt_llm/plugins/…/gptAttentionCommon.cpp:326)", ggml's "ggml-cuda/fattn.cu:110").
 _OWN_CODE = {
@@ -70,15 +69,14 @@ _OWN_CODE = {
                     r"|\[TensorRT-LLM\]\[ERROR\] Assertion failed"
                     r"|trtllm-(?:build|serve|bench)\\?\"?,? line \d+",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
-    # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit is a stop inside it, as
-    # is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]") and a frame
+    # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit, which
+    # `_own_code_stop` adds from the profile's wrappers, is a stop inside it, as is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]") and a frame
     # of ollama's own runner around ggml (github.com/ollama/ollama/runner/ollamarunner/runner.go:375), and a frame of
     # llama-cpp-python's binding (llama_cpp/llama.py)
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
                  r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT|LLAMA_ASSERT|\bin ollama[-_]runner\["
                  r"|github\.com/ollama/ollama/(?:runner|llama|ml)/[\w/.-]+\.go:\d+"
-                 r"|llama_cpp[/\\][\w/\\.-]+\.py\"?,? line \d+"
-                 rf"|{OLLAMA_RUNNER_DIED}|{LM_STUDIO_RUNTIME_DIED}",
+                 r"|llama_cpp[/\\][\w/\\.-]+\.py\"?,? line \d+",
 }
 # Python exceptions that are programming errors, not refusals of a setting (a ValueError or RuntimeError is how engines
 # reject a configuration): raised inside the engine's own code they are an engine bug like a crash, though no
@@ -100,9 +98,15 @@ class Suspect:
     rank: int
 
 
+@cache
+def _crash() -> re.Pattern[str]:
+    """_CRASH, and every wrapper's report that the engine it runs died."""
+    return re.compile(f"{_CRASH}|{wrapper_deaths()}", re.IGNORECASE | re.DOTALL)
+
+
 def crashed(text: str) -> bool:
     """True when the text reports a crash or hang that states no cause of its own."""
-    return bool(CRASH.search(text))
+    return bool(_crash().search(text))
 
 
 def _written_value(text: str, eng: EngineProfile, key: str) -> str | None:
@@ -230,7 +234,8 @@ def _own_code_stop(text: str, rec: Recognised) -> re.Match[str] | None:
     stops inside the recognised engine's own code (a file and line when the text gives one); None otherwise."""
     if rec.engine is None or rec.engine not in _OWN_CODE or not (crashed(text) or _BUG.search(text)):
         return None
-    found = list(re.finditer(_OWN_CODE[rec.engine], text))
+    # a wrapper's report that the engine died is a stop inside the engine too
+    found = list(re.finditer(f"{_OWN_CODE[rec.engine]}|{wrapper_deaths(rec.engine)}", text))
     # name a file and line when the text gives one, rather than a marker such as the assertion's prefix
     return next((m for m in found if re.search(r"\d", m.group(0))), found[0]) if found else None
 

@@ -1,17 +1,17 @@
 """Engine settings spelt the way a wrapper sets them: an ollama user cannot pass `--ctx-size` to the llama-server
 ollama starts, only OLLAMA_CONTEXT_LENGTH.
 
-Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama for llama.cpp) starts the
-engine with flags taken from its own settings, so when the text is the wrapper's (its `requires` pattern), each action
-on a flag the wrapper sets gets twins spelt as the wrapper's variable and its per-model option (ollama's `num_gpu` for
-`-ngl`) or its own flag (koboldcpp's `--gpulayers`), right after it, with the value in the wrapper's spelling
-(`-fa off` is OLLAMA_FLASH_ATTENTION=0). The engine's own spelling stays: the same error may come from a plain engine run,
-and the wrapper passes some flags through. An upgrade or downgrade in a wrapper's text names the wrapper as the
-package to move (`target`): it ships its own build of the engine.
+Runs on every diagnose answer, last. A wrapper (`wrappers` in an engine profile: ollama, koboldcpp and LM Studio for
+llama.cpp) starts the engine with flags taken from its own settings, so when the text is the wrapper's (its `requires`
+pattern, or its report that the engine died), each action on a flag the wrapper sets gets twins spelt as the
+wrapper's variable and its per-model option (ollama's `num_gpu` for `-ngl`) or its own flag (koboldcpp's
+`--gpulayers`), right after it, with the value in the wrapper's spelling (`-fa off` is OLLAMA_FLASH_ATTENTION=0). The
+engine's own spelling stays: the same error may come from a plain engine run, and the wrapper passes some flags
+through. An upgrade or downgrade in a wrapper's text names the wrapper as the package to move (`target`): it ships
+its own build of the engine (or its engine runtime, for a wrapper that updates that apart: LM Studio).
 """
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any
 
@@ -42,9 +42,10 @@ def _twins(action: dict[str, Any], eng: EngineProfile, wrapper: Wrapper, key: st
 
 
 def running(engine: str | None, text: str) -> Wrapper | None:
-    """The wrapper whose text this is (its `requires` pattern) among those of the engine, or None."""
+    """The wrapper whose text this is (its names, or its report that the engine died) among those of the engine, or
+    None."""
     eng = profiles().get(engine or "")
-    return next((w for w in eng.wrappers if re.search(w.requires, text, re.IGNORECASE)), None) if eng else None
+    return next((w for w in eng.wrappers if w.shows(text)), None) if eng else None
 
 
 def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
@@ -60,11 +61,14 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
                 # the wrapper bundles its own build of the engine: the release to move is the wrapper's
                 wrapper = wrapper_of(eng.id)
                 if wrapper is not None:
+                    package = wrapper.runtime or wrapper.name
                     # the reason speaks of the wrapper's releases too ("try a newer ollama release")
-                    why = action["why"].replace(f"{eng.name} release", f"{wrapper.name} release")
-                    actions[-1] = {**action, "target": wrapper.name,
-                                   "why": f"{wrapper.name} ships its own build of {eng.name}, so its release is the one "
-                                          f"to move. {why}"}
+                    why = action["why"].replace(f"{eng.name} release", f"{package} release")
+                    ships = (f"{wrapper.name} ships its own build of {eng.name}, so its release is the one to move"
+                             if wrapper.runtime is None else
+                             f"{wrapper.name} runs {eng.name} as {package}, which it updates apart from itself, so "
+                             "that is the release to move")
+                    actions[-1] = {**action, "target": package, "why": f"{ships}. {why}"}
                 continue
             # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
             if eng is None or "why" not in action or not action["flag"].startswith("-"):

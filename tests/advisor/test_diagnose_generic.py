@@ -5,6 +5,7 @@ string or a log line from a public issue thread), and none is a signature of the
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from advisor import known_failures, quantities, suspects
 from advisor.diagnose import diagnose
 from advisor.error_text import recognise
-from advisor.profiles import ENGINES_DIR, ProfileError, load_profile
+from advisor.profiles import ENGINES_DIR, ProfileError, load_profile, profiles, wrapper_deaths
 from advisor.quantities import QUANTITIES_FILE, QuantityError, load_file
 
 # vLLM vllm/config/compilation.py since #38270 (quoted in that PR).
@@ -399,6 +400,45 @@ def test_a_wrapper_setting_spelt_nowhere_is_a_load_error(tmp_path: Path):
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ProfileError, match="names an environment variable, an option or a flag of the wrapper"):
         load_profile(path)
+
+
+def test_a_wrappers_report_of_the_engines_death_that_does_not_compile_is_a_load_error(tmp_path: Path):
+    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+    data["wrappers"][0]["died"]["pattern"] = "llama runner (terminated"
+    path = tmp_path / "llama.cpp.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ProfileError, match="does not compile"):
+        load_profile(path)
+
+
+def test_each_wrappers_report_of_the_engines_death_lives_once_in_its_profile():
+    # the same wordings serve recognition, the crash pattern and the wrapper's settings; none is spelt twice
+    for eng in profiles().values():
+        for wrapper in eng.wrappers:
+            if wrapper.died is None:
+                continue
+            for wording in wrapper.died.pattern.split("|"):
+                assert wording not in wrapper.requires.split("|"), (wrapper.name, wording)
+            assert wrapper.died.pattern in wrapper_deaths(eng.id) and wrapper.died.pattern in wrapper_deaths()
+    assert re.search(wrapper_deaths("vllm"), "llama runner process has terminated") is None
+
+
+@pytest.mark.django_db
+def test_lm_studios_dead_runtime_moves_its_llama_cpp_runtime_and_its_context_is_lms_loads_flag():
+    # lmstudio-bug-tracker issue 1204, as pasted: LM Studio updates its llama.cpp runtimes apart from the app
+    text = ("LM Studio 0.3.31 (Build 7), Windows 11\nFailed to load the model\n\nError loading model.\n\n(Exit code: "
+            "18446744072635812000). Unknown error. Try a different model and/or config.")
+    result = diagnose(text)
+    assert result["recognised"]["engine"] == "llama.cpp" and result["recognised"]["wrapper"] == "LM Studio"
+    moves = [(a["direction"], a.get("target")) for f in result["findings"] for a in f["actions"]
+             if a["direction"] in ("upgrade", "downgrade")]
+    assert ("upgrade", "LM Studio's llama.cpp runtime") in moves
+    assert ("downgrade", "LM Studio's llama.cpp runtime") in moves
+    # a context the KV cache cannot hold, loaded through LM Studio's CLI (docs/cli/load: --context-length)
+    full = diagnose("lms load qwen3 --context-length 32768\nllama_init_from_model: failed to allocate KV cache: "
+                    "cudaMalloc failed: out of memory")
+    flags = [a["flag"] for a in full["findings"][0]["actions"]]
+    assert flags.index("--context-length") == flags.index("--ctx-size") + 1, flags
 
 
 @pytest.mark.django_db
