@@ -42,7 +42,9 @@ once before anyone read it with the code as it stood when it came in: 5/15, 3/16
 30/90 together, where the code of that morning scores 20/90; read since; "blind28", "blind29" and "blind31" to
 "blind36", 46 cases collected the same way that evening and scored once before anyone read them: 2/3, 4/7, 4/9, 4/11,
 2/5, 1/4, 3/6 and 0/1, 20/46 together, as the code of the last landed stop scores; read since; "blind38" to "blind41",
-17 cases from Q&A pages and projects that embed an engine, scored the same way: 1/2, 1/1, 1/2 and 4/12; read since). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
+17 cases from Q&A pages and projects that embed an engine, scored the same way: 1/2, 1/1, 1/2 and 4/12; read since;
+"blind46", "blind47" and "blind49", 8 cases collected on 2026-12-05 and scored the same way, 1/8, of which 6 are kept:
+0/1, 1/4 and 0/1, the two left out stopping before their error line; read since). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
 (the threads name the engine's release or its wrapper's). Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for
@@ -125,7 +127,7 @@ ERROR_SPLITS = ("dev", "validation", "blind", "blind2", "blind3", "blind4", "bli
                 "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
                 "blind16", "blind17", "blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
                 "blind28", "blind29", "blind31", "blind32", "blind33", "blind34", "blind35", "blind36",
-                "blind38", "blind39", "blind40", "blind41")
+                "blind38", "blind39", "blind40", "blind41", "blind46", "blind47", "blind49")
 
 
 def error_cases(split: str) -> list[dict]:

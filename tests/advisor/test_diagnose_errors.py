@@ -741,6 +741,8 @@ def test_the_error_data_set_holds_forty_resolved_threads_split_by_thread_plus_bl
     assert sum(c["split"] in {f"blind{n}" for n in (28, 29, 31, 32, 33, 34, 35, 36)} for c in cases) == 46
     # and the four sets collected after that from Q&A pages and projects that embed an engine
     assert sum(c["split"] in {f"blind{n}" for n in (38, 39, 40, 41)} for c in cases) == 17
+    # the sets of 2026-12-05 (blind48 brought no thread; two of blind46's and blind47's stop before their error line)
+    assert sum(c["split"] in {f"blind{n}" for n in (46, 47, 49)} for c in cases) == 6
     assert all(c["fixes"] and c["resolution"] and c["error"] for c in cases)
 
 
