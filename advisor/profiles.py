@@ -355,7 +355,8 @@ class Switch(Span, Fact):
     A feature an environment variable turns off instead (a backend's code path: llama.cpp's SYCL backend reads
     GGML_SYCL_FA_ONEDNN) names `env` in place of `knob`, with `value` the setting that turns it off; `requires`,
     what the text must say for the feature to run at all (the backend's name); `under`, the flag key of the feature
-    it is a path of (flash attention): a command line that turns that flag on turns this path on."""
+    it is a path of (flash attention): a command line that turns that flag on turns this path on; `wrapper`, the
+    wrapper whose variable it is (ollama's OLLAMA_FLASH_ATTENTION), offered only when the text is that wrapper's."""
 
     knob: str | None = None
     env: Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,60}$")] | None = None
@@ -367,6 +368,7 @@ class Switch(Span, Fact):
     when: Literal["tensor_parallel"] | None = None
     requires: Pattern | None = None
     under: str | None = None
+    wrapper: str | None = None
 
     @model_validator(mode="after")
     def _one_switch(self) -> Switch:
@@ -489,6 +491,9 @@ class EngineProfile(_Data):
         unknown = sorted({k for w in self.wrappers for k in w.settings} - set(self.flags))
         if unknown:
             raise ValueError(f"wrappers name keys the flag table lacks: {unknown}")
+        unknown = sorted({s.wrapper for s in self.switches if s.wrapper} - {w.name for w in self.wrappers})
+        if unknown:
+            raise ValueError(f"switches name wrappers the profile lacks: {unknown}")
         return self
 
     @field_validator("serve", "verify")

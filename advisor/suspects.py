@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from advisor import remedies
+from advisor import remedies, wrappers
 from advisor.error_text import Recognised, looks_like_a_log
 from advisor.profiles import EngineProfile, Switch, profile, profiles, wrapper_deaths
 
@@ -166,6 +166,8 @@ def _rank(text: str, eng: EngineProfile, sw: Switch, rec: Recognised, crash: boo
     if sw.when == "tensor_parallel" and not rec.tensor_parallel:
         return None
     if sw.requires is not None and not re.search(sw.requires, text, re.IGNORECASE):
+        return None
+    if sw.wrapper is not None and getattr(wrappers.running(eng.id, text), "name", None) != sw.wrapper:
         return None
     if rec.version is not None and (not sw.covers(rec.version) or (
             sw.knob is not None and eng.flag(sw.knob, rec.version) is None)):

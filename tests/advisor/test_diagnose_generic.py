@@ -402,6 +402,16 @@ def test_a_wrapper_setting_spelt_nowhere_is_a_load_error(tmp_path: Path):
         load_profile(path)
 
 
+def test_a_switch_of_a_wrapper_the_profile_lacks_is_a_load_error(tmp_path: Path):
+    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
+    switch = next(s for s in data["switches"] if s.get("wrapper") == "ollama")
+    switch["wrapper"] = "olama"
+    path = tmp_path / "llama.cpp.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ProfileError, match="switches name wrappers the profile lacks"):
+        load_profile(path)
+
+
 def test_a_wrappers_report_of_the_engines_death_that_does_not_compile_is_a_load_error(tmp_path: Path):
     data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
     data["wrappers"][0]["died"]["pattern"] = "llama runner (terminated"
