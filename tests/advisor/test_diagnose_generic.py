@@ -111,6 +111,18 @@ def test_a_feature_the_command_line_turns_on_is_the_first_suspect_and_one_it_tur
     assert all(flag != "--fit" for _, flag, *_ in found)
 
 
+def test_a_split_mode_and_a_host_kv_cache_the_command_line_turns_on_are_suspects_and_the_default_split_is_not():
+    # ggml-org/llama.cpp#27757, as pasted: tensor split mode and -nkvo, ggml's assertion in fattn.cu
+    text = ("build/bin/llama-completion -m model.gguf -ngl 99 -c 4096 -n 32 --temp 0 --seed 1 --no-warmup --jinja "
+            "-p \"Say hello.\" -sm tensor -ts 55,45 -nkvo\n"
+            "ggml/src/ggml-cuda/fattn.cu:371: GGML_ASSERT(Q->ne[2] % K->ne[2] == 0) failed")
+    found = [f[:3] for f in _suspected(text)]
+    assert found[:2] == [("llama.cpp", "-sm", "layer"), ("llama.cpp", "-nkvo", None)]
+    # the default split by layers, and the KV cache left on the GPUs, are not suspected
+    plain = _suspected("llama-server -m model.gguf -sm layer\nggml/src/ggml-cuda/fattn.cu:371: GGML_ASSERT(x) failed")
+    assert all(flag not in ("-sm", "-nkvo") for _, flag, *_ in plain)
+
+
 def test_a_hang_under_tensor_parallelism_suspects_the_custom_all_reduce_only_there():
     # the title of triton-inference-server/tensorrtllm_backend#390 after the system-info line of an issue form
     # (NVIDIA/TensorRT-LLM#1601 writes its release so)
