@@ -42,6 +42,11 @@ EXAMPLES: dict[str, tuple[str, tuple[str, str, str]]] = {
     "ollama-request-queue-full": (
         'Error: {"error":"server busy, please try again.  maximum pending requests exceeded"} ollama',
         ("llama.cpp", "OLLAMA_MAX_QUEUE=<requests, above the default 512>", "raise")),
+    # ollama's gin access log of a browser's preflight from another machine (ollama/ollama#8788, as pasted)
+    "ollama-request-forbidden": (
+        '[GIN] 2025/02/03 - 21:25:38 | 200 |    2.090666ms |       127.0.0.1 | GET      "/api/tags"\n'
+        '[GIN] 2025/02/03 - 21:25:54 | 403 |     422.708µs |    192.168.1.40 | OPTIONS  "/api/tags"',
+        ("llama.cpp", "OLLAMA_ORIGINS=<the origin of the page calling ollama>", "set")),
     # the CUDA runtime's cudaErrorNoDevice, as ggml's CUDA init prints it
     "no-gpu-visible-to-the-process": (
         "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",

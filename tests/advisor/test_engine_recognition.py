@@ -38,6 +38,10 @@ LOGS = [
     ("Error: llama runner process has terminated: exit status 2", "llama.cpp"),
     ("ollama serve: time=2025-01-01 level=ERROR msg=\"failed to load model\"", "llama.cpp"),
     ("koboldcpp.py: Load Text Model OK: False", "llama.cpp"),
+    # ollama's gin access log of its own API (server/routes.go)
+    ('[GIN] 2024/05/10 - 22:52:42 | 500 |    2.7650401s |       127.0.0.1 | POST     "/api/chat"', "llama.cpp"),
+    # LM Studio's report of a runtime that died, with nothing else of the engine in it
+    ("(Exit code: 18446744072635812000). Unknown error. Try a different model and/or config.", "llama.cpp"),
     ("(APIServer pid=1) ERROR 09-01 10:00:00 [serving_chat.py:222] Error in preprocessing prompt inputs", "vllm"),
     ("(RayWorkerWrapper pid=5123) ERROR worker_base.py:467] Error executing method determine_num_available_blocks",
      "vllm"),
