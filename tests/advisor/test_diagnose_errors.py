@@ -1019,6 +1019,14 @@ def test_the_amd_override_is_the_supported_target_of_the_gpus_own_family_with_it
     _, actions = _actions('msg="amdgpu is not supported" gpu=0 gpu_type=gfx1031 supported_types="[gfx1100 gfx906]"')
     override = next(a for a in actions if a["flag"].startswith("HSA_OVERRIDE"))
     assert override["value"].startswith("<") and override["arithmetic"] is None
+    # rocBLAS lists the Tensile libraries it ships after its refusal (library/src/tensile_host.cpp), as ollama ran it
+    rocblas = ('rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU '
+               'arch : gfx1032\n List of available TensileLibrary Files : \n'
+               '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1101.dat"\n'
+               '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat"')
+    _, actions = _actions(rocblas)
+    override = next(a for a in actions if a["engine"] == "llama.cpp" and a["flag"].startswith("HSA_OVERRIDE"))
+    assert override["value"] == "10.3.0" and "gfx1032 is 10.3.2" in override["arithmetic"]
 
 
 @pytest.mark.parametrize("text,sig_id,fix", [
