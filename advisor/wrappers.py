@@ -66,8 +66,7 @@ def respell(findings: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
                     why = action["why"].replace(f"{eng.name} release", f"{package} release")
                     ships = (f"{wrapper.name} ships its own build of {eng.name}, so its release is the one to move"
                              if wrapper.runtime is None else
-                             f"{wrapper.name} runs {eng.name} as {package}, which it updates apart from itself, so "
-                             "that is the release to move")
+                             f"{package} is updated apart from {wrapper.name} itself, so that is the release to move")
                     actions[-1] = {**action, "target": package, "why": f"{ships}. {why}"}
                 continue
             # fixes only: a technique finding lists the flags that switch it on, with no reason of their own
