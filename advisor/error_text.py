@@ -16,18 +16,18 @@ from advisor.catalog import Gpu, resolve_gpu
 from advisor.profiles import profiles
 from ontology.selectors import gpu_vocabulary
 
-# Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback,
-# its launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and
-# file formats it is known by, which other engines' logs can mention too ("weak": a vLLM log loading a
-# GGUF file says gguf). The engine with the most strong evidence wins, then the most weak, then this order.
-# Wrappers that embed one engine are read as it: a library only that engine loads is strong evidence
-# (SGLang's torch_memory_saver, ollama's "llama runner" around llama.cpp), a wrapper's own name weak
-# (optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log attribute `source=runner.go:129`, and its GPU
-# discovery's `source=amd_linux.go:340`; and every wrapper an engine profile lists, by its `requires` and its report
-# that the engine died: ollama, koboldcpp, LM Studio), since such wrappers may run more than one engine. Process and file names in a log prefix are strong evidence too: vLLM's worker processes
-# ("(Worker_TP1 pid=15193) ERROR ... [multiproc_executor.py:962]", since its V1 executor names them by rank), TGI's
-# Rust router and launcher crates in a panic ("thread 'main' panicked at router/src/infer.rs:324:14"; the repository's
-# router/src and launcher/src), TensorRT-LLM's batch manager parameter maxTokensInPagedKvCache
+# Each engine's own names in what it prints, case-insensitive: its package and module paths in a traceback, its
+# launcher and binary names, its log prefixes and C/C++ symbols ("strong"), then the option names and file formats it
+# is known by, which other engines' logs can mention too ("weak": a vLLM log loading a GGUF file says gguf). The
+# engine with the most strong evidence wins, then the most weak, then this order. Wrappers that embed one engine are
+# read as it: a library only that engine loads is strong evidence (SGLang's torch_memory_saver, ollama's "llama
+# runner" around llama.cpp), a wrapper's own name weak (optimum-nvidia; aphrodite-engine, a vLLM fork; ollama's Go log
+# attribute `source=runner.go:129`, and its GPU discovery's `source=amd_linux.go:340`; and every wrapper an engine
+# profile lists, by its `requires` and its report that the engine died: ollama, koboldcpp, LM Studio), since such
+# wrappers may run more than one engine. Process and file names in a log prefix are strong evidence too: vLLM's worker
+# processes ("(Worker_TP1 pid=15193) ERROR ... [multiproc_executor.py:962]", since its V1 executor names them by
+# rank), TGI's Rust router and launcher crates in a panic ("thread 'main' panicked at router/src/infer.rs:324:14"; the
+# repository's router/src and launcher/src), TensorRT-LLM's batch manager parameter maxTokensInPagedKvCache
 # (TrtGptModelOptionalParams) as Triton's tensorrtllm_backend reports it.
 _ENGINE_MARKERS: tuple[tuple[str, str, str], ...] = (
     ("tensorrt-llm",

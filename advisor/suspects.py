@@ -44,8 +44,8 @@ MAX_SUSPECTS = 3
 # and 0.5.9; "Exception in run_tp_server:", managers/tp_worker.py at 0.3.1.post2) and vLLM V1's EngineDeadError
 # ("EngineCore encountered an issue. See stack trace (above) for the root cause.", vllm/v1/engine/exceptions.py), a
 # wrapper's report that the engine it runs died (`died` of the engine profiles' wrappers: ollama's runner, LM Studio's
-# runtime; the exit status, e.g. Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit status for an abort or
-# an access violation (NTSTATUS 0xC0000409, 0xC0000005).
+# runtime; the exit status, e.g. Windows' 0xc0000409 for an abort, is all it says), and a Windows process's exit
+# status for an abort or an access violation (NTSTATUS 0xC0000409, 0xC0000005).
 _CRASH = (
     r"GGML_ASSERT|LLAMA_ASSERT|\bAssertion\b.{0,80}failed|\bassert(?:ion)? failed|\bAssertionError\b|Segmentation fault"
     r"|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|core dumped|\bBus error\b|illegal memory access|illegal instruction|misaligned address"
@@ -70,9 +70,10 @@ _OWN_CODE = {
                     r"|trtllm-(?:build|serve|bench)\\?\"?,? line \d+",
     # ggml's own assertion, a ggml source file at the tree's top (ggml-cuda.cu before the 2024 move into ggml/src),
     # and the runners wrappers build from llama.cpp (ollama's, LM Studio's runtimes): their exit, which
-    # `_own_code_stop` adds from the profile's wrappers, is a stop inside it, as is a kernel trap in ollama's runner binary ("trap invalid opcode ... in ollama-runner[408000+163000]") and a frame
-    # of ollama's own runner around ggml (github.com/ollama/ollama/runner/ollamarunner/runner.go:375), and a frame of
-    # llama-cpp-python's binding (llama_cpp/llama.py)
+    # `_own_code_stop` adds from the profile's wrappers, is a stop inside it, as is a kernel trap in ollama's runner
+    # binary ("trap invalid opcode ... in ollama-runner[408000+163000]") and a frame of ollama's own runner around
+    # ggml (github.com/ollama/ollama/runner/ollamarunner/runner.go:375), and a frame of llama-cpp-python's binding
+    # (llama_cpp/llama.py)
     "llama.cpp": r"(?:ggml|llama|src|common|tools)[/\\][\w/\\.-]+\.(?:c|cpp|cu|cuh|h|m):\d+"
                  r"|\bggml[\w-]*\.(?:c|cpp|cu|cuh|h|m):\d+|GGML_ASSERT|LLAMA_ASSERT|\bin ollama[-_]runner\["
                  r"|github\.com/ollama/ollama/(?:runner|llama|ml)/[\w/.-]+\.go:\d+"

@@ -44,7 +44,8 @@ once before anyone read it with the code as it stood when it came in: 5/15, 3/16
 2/5, 1/4, 3/6 and 0/1, 20/46 together, as the code of the last landed stop scores; read since; "blind38" to "blind41",
 17 cases from Q&A pages and projects that embed an engine, scored the same way: 1/2, 1/1, 1/2 and 4/12; read since;
 "blind46", "blind47" and "blind49", 8 cases collected on 2026-12-05 and scored the same way, 1/8, of which 6 are kept:
-0/1, 1/4 and 0/1, the two left out stopping before their error line; read since). A downgrade fix is scored as an upgrade is: any downgrade action for the thread's engine
+0/1, 1/4 and 0/1, the two left out stopping before their error line; read since). A downgrade fix is scored as an
+upgrade is: any downgrade action for the thread's engine
 (the threads name the engine's release or its wrapper's). Each split is scored
 twice: the literal scorer compares flags as written (dashes, case and "=value" aside), the alias scorer also accepts a
 spelling the engine's own argument list documents for the same setting (`-ngl` for `--n-gpu-layers`, `-tp` for

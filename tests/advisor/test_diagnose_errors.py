@@ -666,7 +666,7 @@ def test_tgis_missing_packed_tensor_asks_for_the_checkpoints_quantization():
      ("vllm", "upgrade", "upgrade")),
     # ggml-org/llama.cpp#9271: Vulkan's pinned host memory ran out with a 128k default context
     ("Bug: ggml_vulkan: Failed to allocate pinned memory.", ("llama.cpp", "-c", "lower")),
-    # rocBLAS finding no Tensile kernels for the GPU's target (library/src/tensile_host.cpp), as a llama.cpp build prints it
+    # rocBLAS finding no Tensile kernels for the GPU's target (library/src/tensile_host.cpp), as llama.cpp prints it
     ("main: build = 1641 (6744dbe)\nrocBLAS error: Cannot read /opt/rocm-5.7.0/lib/rocblas/library/TensileLibrary.dat: "
      "Illegal seek for GPU arch : gfx1103\n List of available TensileLibrary Files :",
      ("llama.cpp", "HSA_OVERRIDE_GFX_VERSION", "set")),
