@@ -153,13 +153,31 @@ def _misspell_wrapper_setting(data: dict) -> None:
     data["wrappers"][0]["settings"]["ctx_sise"] = {"env": "OLLAMA_CONTEXT_LENGTH"}
 
 
-@pytest.mark.parametrize("misspell, key", [(_misspell_switch, "fitt"), (_misspell_wrapper_setting, "ctx_sise")])
-def test_a_switch_or_wrapper_setting_on_a_flag_the_profile_lacks_is_a_load_error(tmp_path: Path, misspell, key: str):
+def _spell_a_wrapper_setting_nowhere(data: dict) -> None:
+    data["wrappers"][0]["settings"]["n_gpu_layers"] = {"values": {}}
+
+
+def _misname_a_switchs_wrapper(data: dict) -> None:
+    next(s for s in data["switches"] if s.get("wrapper") == "ollama")["wrapper"] = "olama"
+
+
+def _break_a_wrappers_report_of_death(data: dict) -> None:
+    data["wrappers"][0]["died"]["pattern"] = "llama runner (terminated"
+
+
+@pytest.mark.parametrize("spoil, message", [
+    (_misspell_switch, "fitt"),
+    (_misspell_wrapper_setting, "ctx_sise"),
+    (_spell_a_wrapper_setting_nowhere, "names an environment variable, an option or a flag of the wrapper"),
+    (_misname_a_switchs_wrapper, "switches name wrappers the profile lacks"),
+    (_break_a_wrappers_report_of_death, "does not compile"),
+])
+def test_a_switch_or_wrapper_the_profile_cannot_resolve_is_a_load_error(tmp_path: Path, spoil, message: str):
     data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
-    misspell(data)
+    spoil(data)
     path = tmp_path / "llama.cpp.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match=key):
+    with pytest.raises(ProfileError, match=message):
         load_profile(path)
 
 
@@ -403,34 +421,6 @@ def test_llama_cpp_pythons_frames_name_it_as_the_wrapper_to_move_and_its_setting
     full = diagnose("llama_cpp/llama.py ValueError: Requested tokens (3000) exceed context window of 2048")
     flags = [a["flag"] for f in full["findings"] for a in f["actions"]]
     assert any(f.startswith("N_CTX") for f in flags), flags
-
-
-def test_a_wrapper_setting_spelt_nowhere_is_a_load_error(tmp_path: Path):
-    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
-    data["wrappers"][0]["settings"]["n_gpu_layers"] = {"values": {}}
-    path = tmp_path / "llama.cpp.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="names an environment variable, an option or a flag of the wrapper"):
-        load_profile(path)
-
-
-def test_a_switch_of_a_wrapper_the_profile_lacks_is_a_load_error(tmp_path: Path):
-    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
-    switch = next(s for s in data["switches"] if s.get("wrapper") == "ollama")
-    switch["wrapper"] = "olama"
-    path = tmp_path / "llama.cpp.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="switches name wrappers the profile lacks"):
-        load_profile(path)
-
-
-def test_a_wrappers_report_of_the_engines_death_that_does_not_compile_is_a_load_error(tmp_path: Path):
-    data = json.loads((ENGINES_DIR / "llama.cpp.json").read_text(encoding="utf-8"))
-    data["wrappers"][0]["died"]["pattern"] = "llama runner (terminated"
-    path = tmp_path / "llama.cpp.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="does not compile"):
-        load_profile(path)
 
 
 def test_each_wrappers_report_of_the_engines_death_lives_once_in_its_profile():
