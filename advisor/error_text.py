@@ -113,7 +113,7 @@ def _weak(engine: str, own: str) -> str:
     """An engine's weak markers: its own (_ENGINE_MARKERS) and its wrappers' (each wrapper's names and its report of
     the engine's death, `wrappers` in the engine profile)."""
     eng = profiles().get(engine)
-    wrapped = [p for w in (eng.wrappers if eng else []) for p in (w.requires, w.died and w.died.pattern) if p]
+    wrapped = [p for w in (eng.wrappers if eng else []) for p in w.marks]
     return "|".join(f"(?:{p})" for p in (own, *wrapped))
 
 

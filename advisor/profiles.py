@@ -420,9 +420,14 @@ class Wrapper(Fact):
     runtime: str | None = Field(default=None, min_length=2, max_length=60)
     settings: dict[str, WrapperSetting] = Field(min_length=1)
 
+    @property
+    def marks(self) -> tuple[str, ...]:
+        """The patterns that make a text this wrapper's: its own names, and its report that the engine died."""
+        return (self.requires,) if self.died is None else (self.requires, self.died.pattern)
+
     def shows(self, text: str) -> bool:
-        """True when the text is this wrapper's: its own names, or its report that the engine died."""
-        return any(re.search(p, text, re.IGNORECASE) for p in (self.requires, self.died and self.died.pattern) if p)
+        """True when the text is this wrapper's (`marks`)."""
+        return any(re.search(p, text, re.IGNORECASE) for p in self.marks)
 
 
 class EngineProfile(_Data):
